@@ -1,0 +1,275 @@
+"""Task config: YAML → typed, validated dataclasses.
+
+Every error names the config file and the field (`configs/demo.yaml: tracks[0].latency_unit: ...`). Paths in the
+config are relative to the config file's folder and are resolved here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import ConfigError
+
+MODALITIES = ("text", "speech")
+LATENCY_UNITS = ("word", "char")
+QUALITY_METRICS = ("BLEU", "chrF", "TER")
+LATENCY_METRICS = ("AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL")
+TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One split of a track: the source (text lines or a list of audio files) and named reference sets."""
+
+    name: str
+    source: Path
+    references: dict[str, Path]
+
+
+@dataclass(frozen=True)
+class Regime:
+    """A latency regime: submissions whose primary latency is at most `max_latency` compete inside it."""
+
+    name: str
+    max_latency: float
+
+
+@dataclass(frozen=True)
+class Track:
+    """One track of the task (e.g. text en→es)."""
+
+    name: str
+    modality: str
+    source_lang: str
+    target_lang: str
+    latency_unit: str
+    quality: tuple[str, ...]
+    latency: tuple[str, ...]
+    primary_quality: str
+    primary_latency: str
+    regimes: tuple[Regime, ...]
+    datasets: dict[str, Dataset]
+    tokenizer: str = "13a"
+    segment_size: int = 1
+    computation_aware: bool = True
+    baseline: str | None = None
+
+    def dataset(self, name: str) -> Dataset:
+        """The dataset called `name`, or a ConfigError listing the ones that exist."""
+        if name not in self.datasets:
+            raise ConfigError(f"track {self.name!r} has no dataset {name!r} (has: {', '.join(self.datasets)})")
+        return self.datasets[name]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for participant containers and timeouts for runs."""
+
+    cpus: float = 1.0
+    memory: str = "2g"
+    pids: int = 256
+    shm_size: str = "256m"
+    gpus: tuple[str, ...] = ()
+    instance_timeout_s: float = 120.0
+    idle_timeout_s: float = 60.0
+    total_timeout_s: float = 3600.0
+    client_log_max_bytes: int = 1_000_000
+    max_body_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """A whole task config file."""
+
+    path: Path
+    task: str
+    tracks: tuple[Track, ...]
+    limits: Limits = field(default_factory=Limits)
+    sha256: str = ""
+
+    def track(self, name: str | None = None) -> Track:
+        """The track called `name`; without a name, the only track (error if there are several)."""
+        if name is None:
+            if len(self.tracks) != 1:
+                names = ", ".join(t.name for t in self.tracks)
+                raise ConfigError(f"{self.path}: several tracks ({names}); name one")
+            return self.tracks[0]
+        for t in self.tracks:
+            if t.name == name:
+                return t
+        raise ConfigError(f"{self.path}: no track {name!r} (has: {', '.join(t.name for t in self.tracks)})")
+
+
+class _Reader:
+    """Reads typed fields out of nested YAML mappings, naming `file: path.to.field` in every error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {where}: {message}")
+
+    def mapping(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
+        return value
+
+    def get(self, m: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+        loc = f"{where}.{key}" if where else key
+        if key not in m or m[key] is None:
+            if default is ...:
+                raise self.fail(loc, "missing required field")
+            return default
+        value = m[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(value, bool) and kind is not bool:
+            raise self.fail(loc, f"expected {getattr(kind, '__name__', kind)}, got a boolean")
+        if not isinstance(value, kind):
+            name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.fail(loc, f"expected {name}, got {type(value).__name__} {value!r}")
+        return value
+
+    def choice(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any = ...) -> str:
+        value = self.get(m, key, where, str, default)
+        if value not in choices:
+            raise self.fail(f"{where}.{key}", f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def names(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any) -> tuple[str, ...]:
+        values = self.get(m, key, where, list, default)
+        for i, v in enumerate(values):
+            if v not in choices:
+                raise self.fail(f"{where}.{key}[{i}]", f"{v!r} is not one of {', '.join(choices)}")
+        return tuple(values)
+
+    def file(self, value: Any, where: str, must_exist: bool) -> Path:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, "expected a file path")
+        p = Path(value)
+        if not p.is_absolute():
+            p = (self.path.parent / p).resolve()
+        if must_exist and not p.is_file():
+            raise self.fail(where, f"file not found: {p}")
+        return p
+
+
+def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool) -> Dataset:
+    m = r.mapping(raw, where)
+    source = r.file(r.get(m, "source", where, str), f"{where}.source", check_files)
+    refs_raw = r.get(m, "references", where, (dict, str))
+    if isinstance(refs_raw, str):
+        refs_raw = {"orig": refs_raw}
+    if not refs_raw:
+        raise r.fail(f"{where}.references", "at least one reference set is required")
+    refs = {str(k): r.file(v, f"{where}.references.{k}", check_files) for k, v in refs_raw.items()}
+    return Dataset(name=name, source=source, references=refs)
+
+
+def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
+    m = r.mapping(raw, where)
+    name = r.get(m, "name", where, str)
+    modality = r.choice(m, "modality", where, MODALITIES)
+    quality = r.names(m, "quality", where, QUALITY_METRICS, ["BLEU", "chrF", "TER"])
+    latency = r.names(m, "latency", where, LATENCY_METRICS, list(LATENCY_METRICS))
+    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary")
+    pq = r.choice(primary, "quality", f"{where}.primary", QUALITY_METRICS, quality[0] if quality else "BLEU")
+    pl = r.choice(primary, "latency", f"{where}.primary", LATENCY_METRICS, "LAAL")
+    regimes = []
+    for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
+        rw = f"{where}.regimes[{i}]"
+        rm = r.mapping(reg, rw)
+        regimes.append(Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float)))
+    ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
+    datasets = {str(k): _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files) for k, v in ds_raw.items()}
+    default_seg = 320 if modality == "speech" else 1
+    segment_size = r.get(m, "segment_size", where, int, default_seg)
+    if segment_size <= 0:
+        raise r.fail(f"{where}.segment_size", "must be positive")
+    return Track(
+        name=name,
+        modality=modality,
+        source_lang=r.get(m, "source_lang", where, str),
+        target_lang=r.get(m, "target_lang", where, str),
+        latency_unit=r.choice(m, "latency_unit", where, LATENCY_UNITS, "word"),
+        quality=quality,
+        latency=latency,
+        primary_quality=pq,
+        primary_latency=pl,
+        regimes=tuple(regimes),
+        datasets=datasets,
+        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, "13a"),
+        segment_size=segment_size,
+        computation_aware=r.get(m, "computation_aware", where, bool, True),
+        baseline=r.get(m, "baseline", where, str, None),
+    )
+
+
+def _limits(r: _Reader, raw: Any) -> Limits:
+    m = r.mapping(raw, "limits")
+    d = Limits()
+    gpus = r.get(m, "gpus", "limits", (int, list, str), 0)
+    if isinstance(gpus, int):
+        gpus_t: tuple[str, ...] = tuple(str(i) for i in range(gpus))
+    elif isinstance(gpus, str):
+        gpus_t = tuple(g.strip() for g in gpus.split(",") if g.strip())
+    else:
+        gpus_t = tuple(str(g) for g in gpus)
+    known = {"cpus", "memory", "pids", "shm_size", "gpus", "instance_timeout_s", "idle_timeout_s",
+             "total_timeout_s", "client_log_max_bytes", "max_body_bytes"}
+    for key in m:
+        if key not in known:
+            raise r.fail(f"limits.{key}", f"unknown field (known: {', '.join(sorted(known))})")
+    return Limits(
+        cpus=r.get(m, "cpus", "limits", float, d.cpus),
+        memory=str(r.get(m, "memory", "limits", (str, int), d.memory)),
+        pids=r.get(m, "pids", "limits", int, d.pids),
+        shm_size=str(r.get(m, "shm_size", "limits", (str, int), d.shm_size)),
+        gpus=gpus_t,
+        instance_timeout_s=r.get(m, "instance_timeout_s", "limits", float, d.instance_timeout_s),
+        idle_timeout_s=r.get(m, "idle_timeout_s", "limits", float, d.idle_timeout_s),
+        total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
+        client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
+        max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
+    )
+
+
+def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
+    """Read and validate a task config. `check_files=False` skips existence checks (e.g. hidden test data)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}:{line} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    r = _Reader(p)
+    m = r.mapping(raw, "top level")
+    tracks_raw = r.get(m, "tracks", "", list)
+    if not tracks_raw:
+        raise r.fail("tracks", "at least one track is required")
+    tracks = tuple(_track(r, t, f"tracks[{i}]", check_files) for i, t in enumerate(tracks_raw))
+    seen: set[str] = set()
+    for i, t in enumerate(tracks):
+        if t.name in seen:
+            raise r.fail(f"tracks[{i}].name", f"duplicate track name {t.name!r}")
+        seen.add(t.name)
+    limits = _limits(r, m.get("limits") or {})
+    return TaskConfig(
+        path=p.resolve(),
+        task=r.get(m, "task", "", str),
+        tracks=tracks,
+        limits=limits,
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )

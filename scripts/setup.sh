@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh Debian machine (idempotent): system packages, the harness package and its test
+# extras, a running Docker engine, and the generated parts of the bundled data (synthesized speech).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(docker.io debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "setup: installing the harness package"
+python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4
+
+if ! docker info >/dev/null 2>&1; then
+  echo "setup: starting a Docker engine"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO sh -c 'nohup dockerd >/var/log/harness-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || { echo "setup: Docker engine did not start; see /var/log/harness-dockerd.log"; exit 1; }
+fi
+
+if [ -f harness/data/prepare.py ]; then
+  python3 -m harness.data.prepare
+fi
+echo "setup: done"
