@@ -1,1 +1,1 @@
-"""harness.metrics"""
+"""harness.metrics: latency (SimulEval semantics), quality (sacrebleu), stability (NE) and significance."""

@@ -1,0 +1,212 @@
+"""Latency metrics of simultaneous translation, per instance, with SimulEval 1.1.4's semantics.
+
+Delays are in source words (text, or characters with the `char` latency unit on the target side) or in
+milliseconds of source audio (speech). The target length used for the ideal policy is the reference length by
+default (SimulEval's `use_ref_len`). Each function mirrors one scorer of
+`simuleval/evaluator/scorers/latency_scorer.py`; SimulEval's known bugs are not copied:
+
+- ATD uses 1-word source and target tokens for text and 300 ms source tokens (0-length text tokens) for speech,
+  whether the instances come from memory or from a reloaded log (SimulEval treats every reloaded log as speech);
+- computation-aware variants (`NAME_CA`, computed from `elapsed`) never change the plain ones;
+- YAAL (Polák et al., 2025) is LAAL over the tokens emitted strictly before the end of the source; an instance
+  whose first token comes at or after the end has no YAAL.
+
+Every function takes a non-empty sequence of delays; empty hypotheses are handled by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "LATENCY_METRICS",
+    "reference_length",
+    "average_lagging",
+    "length_adaptive_average_lagging",
+    "average_proportion",
+    "differentiable_average_lagging",
+    "average_token_delay",
+    "start_offset",
+    "end_offset",
+    "yet_another_average_lagging",
+    "compute_times_from_elapsed",
+    "instance_latency",
+]
+
+LATENCY_METRICS: tuple[str, ...] = ("AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL")
+SPEECH_SOURCE_TOKEN_MS = 300  # ATD's virtual source token for speech
+
+Number = float | int
+
+
+def reference_length(reference: str, unit: str = "word") -> int:
+    """Target length of the ideal policy: words split on single spaces, or characters (SimulEval's rule)."""
+    if unit == "char":
+        return len(reference.strip())
+    return len(reference.split(" "))
+
+
+def _lagging(delays: Sequence[Number], source_length: Number, gamma: float) -> float:
+    if delays[0] > source_length:
+        return delays[0]
+    total = 0.0
+    tau = 0
+    for t_minus_1, d in enumerate(delays):
+        total += d - t_minus_1 / gamma
+        tau = t_minus_1 + 1
+        if d >= source_length:
+            break
+    return total / tau
+
+
+def average_lagging(delays: Sequence[Number], source_length: Number, target_length: Number) -> float:
+    """AL (Ma et al., 2019): mean lag behind the ideal policy up to the first delay that reaches the source end."""
+    return _lagging(delays, source_length, target_length / source_length)
+
+
+def length_adaptive_average_lagging(delays: Sequence[Number], source_length: Number, target_length: Number) -> float:
+    """LAAL (Papi et al., 2022): AL with the longer of hypothesis and reference as target length."""
+    return _lagging(delays, source_length, max(len(delays), target_length) / source_length)
+
+
+def average_proportion(delays: Sequence[Number], source_length: Number, target_length: Number) -> float:
+    """AP (Cho & Esipova, 2016): sum of delays over |X|·|Y|."""
+    return sum(delays) / (source_length * target_length)
+
+
+def differentiable_average_lagging(delays: Sequence[Number], source_length: Number) -> float:
+    """DAL (Arivazhagan et al., 2019), with the hypothesis length as target length."""
+    n = len(delays)
+    gamma = n / source_length
+    total = 0.0
+    g_prime_last = 0.0
+    for i_minus_1, g in enumerate(delays):
+        g_prime = g if i_minus_1 == 0 else max(g, g_prime_last + 1 / gamma)
+        total += g_prime - i_minus_1 / gamma
+        g_prime_last = g_prime
+    return total / n
+
+
+def start_offset(delays: Sequence[Number]) -> float:
+    """Delay of the first target token."""
+    return delays[0]
+
+
+def end_offset(delays: Sequence[Number], source_length: Number) -> float:
+    """Delay of the last target token minus the source length."""
+    return delays[-1] - source_length
+
+
+def yet_another_average_lagging(
+    delays: Sequence[Number], source_length: Number, target_length: Number
+) -> float | None:
+    """YAAL (Polák et al., 2025): LAAL over tokens emitted before the source ends; None if there are none."""
+    if delays[0] >= source_length:
+        return None
+    gamma = max(len(delays), target_length) / source_length
+    total = 0.0
+    tau = 0
+    for t_minus_1, d in enumerate(delays):
+        if d >= source_length:
+            break
+        total += d - t_minus_1 / gamma
+        tau = t_minus_1 + 1
+    return total / tau
+
+
+def compute_times_from_elapsed(delays: Sequence[Number], elapsed: Sequence[Number]) -> list[float]:
+    """Per-token computation time for computation-aware ATD: increments of (elapsed - delay)."""
+    if all(e == 0 for e in elapsed):
+        return [0] * len(delays)
+    out: list[float] = []
+    prev = 0.0
+    for e, d in zip(elapsed, delays, strict=True):
+        c = e - d
+        out.append(c - prev)
+        prev = c
+    return out
+
+
+def average_token_delay(
+    delays: Sequence[Number], speech: bool, compute_times: Sequence[Number] | None = None
+) -> float:
+    """ATD (Kano et al., 2023) for text output, as SimulEval computes it in memory.
+
+    Text source: source and target tokens last 1 word. Speech source: 300 ms source tokens, 0-length target tokens.
+    `compute_times` (see `compute_times_from_elapsed`) gives the computation-aware variant.
+    """
+    n = len(delays)
+    tgt_len = 0 if speech else 1
+    if compute_times is None:
+        compute_times = [0] * n
+    # target chunks: runs of equal delays; source chunks: the increments between distinct chunk delays
+    chunk_delays: list[Number] = []
+    tgt_sizes: list[int] = []
+    prev = None
+    for d in delays:
+        if d != prev:
+            chunk_delays.append(d)
+            tgt_sizes.append(1)
+        else:
+            tgt_sizes[-1] += 1
+        prev = d
+    src_sizes: list[int] = []
+    src_time: list[Number] = [0]
+    last = 0
+    for d in chunk_delays:
+        dur = d - last
+        last = d
+        if speech:
+            num, rest = divmod(dur, SPEECH_SOURCE_TOKEN_MS)
+            lens = int(num) * [SPEECH_SOURCE_TOKEN_MS] + ([rest] if rest != 0 else [])
+        else:
+            lens = int(dur) * [1]
+        src_sizes.append(len(lens))
+        for token_len in lens:
+            src_time.append(src_time[-1] + token_len)
+    total = 0.0
+    t = 0
+    tgt_end: Number = 0
+    acc_x = acc_y = 0
+    for k, size in enumerate(tgt_sizes):
+        cur_src = acc_x + src_sizes[k]
+        back = max(0, acc_y - acc_x)
+        for _ in range(size):
+            t += 1
+            tgt_end = max(delays[t - 1], tgt_end) + tgt_len + compute_times[t - 1]
+            s = t - back
+            if s >= cur_src:
+                s = cur_src
+            total += tgt_end - src_time[s]
+        acc_x = cur_src
+        acc_y += size
+    return total / n
+
+
+def instance_latency(
+    delays: Sequence[Number],
+    source_length: Number,
+    target_length: Number,
+    speech: bool,
+    elapsed: Sequence[Number] | None = None,
+) -> dict[str, float | None]:
+    """Every latency metric of one non-empty instance; `NAME_CA` too when `elapsed` is given."""
+    out: dict[str, float | None] = _plain(delays, source_length, target_length)
+    out["ATD"] = average_token_delay(delays, speech)
+    if elapsed is not None:
+        for name, value in _plain(elapsed, source_length, target_length).items():
+            out[f"{name}_CA"] = value
+        out["ATD_CA"] = average_token_delay(delays, speech, compute_times_from_elapsed(delays, elapsed))
+    return out
+
+
+def _plain(delays: Sequence[Number], source_length: Number, target_length: Number) -> dict[str, float | None]:
+    return {
+        "AL": average_lagging(delays, source_length, target_length),
+        "LAAL": length_adaptive_average_lagging(delays, source_length, target_length),
+        "AP": average_proportion(delays, source_length, target_length),
+        "DAL": differentiable_average_lagging(delays, source_length),
+        "StartOffset": start_offset(delays),
+        "EndOffset": end_offset(delays, source_length),
+        "YAAL": yet_another_average_lagging(delays, source_length, target_length),
+    }

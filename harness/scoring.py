@@ -1,0 +1,245 @@
+"""instances.log → scores.json: every quality and latency metric of one run, as docs/formats.md describes.
+
+Top-level keys are metric names (`BLEU`, `chrF`, `TER`, `AL`, `LAAL`, `AP`, `DAL`, `ATD`, `StartOffset`,
+`EndOffset`, `YAAL`, `NAME_CA` where elapsed times exist, `NAME@SET` for other reference sets and `NAME@multi` for
+all of them together, `NE` for re-translation logs, `NormBLEU` with a baseline) plus `counts` and `info`.
+Unqualified names refer to the first reference set. Every interval comes from the same bootstrap resamples of
+the instances (sacrebleu's seeded draw), so metrics stay comparable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.errors import HarnessError
+from harness.metrics import latency as lat
+from harness.metrics.quality import QUALITY_METRICS, norm_score, quality_score, resample_counts
+from harness.metrics.stability import corpus_normalized_erasure
+
+__all__ = [
+    "LATENCY_UNITS_BY_METRIC",
+    "reference_sets_of",
+    "instance_metrics",
+    "score_records",
+    "score_path",
+    "write_scores",
+    "add_norm_scores",
+]
+
+LATENCY_UNITS_BY_METRIC = {"AP": "proportion"}
+SCORES_FILE = "scores.json"
+
+
+def reference_sets_of(record: dict[str, Any]) -> dict[str, str]:
+    """{set name: reference text} of a record; a SimulEval record's single `reference` is the set `orig`."""
+    refs = record.get("references")
+    if isinstance(refs, dict) and refs:
+        return refs
+    return {"orig": record.get("reference", "")}
+
+
+def _is_speech(record: dict[str, Any], latency_unit: str) -> bool:
+    return latency_unit == "ms" or isinstance(record.get("source"), list)
+
+
+def _elapsed(record: dict[str, Any]) -> list[float] | None:
+    """The record's elapsed times, or None where there are none (SimulEval writes zeros for text sources)."""
+    el = record.get("elapsed")
+    if not el or len(el) != len(record.get("delays") or []) or all(e == 0 for e in el):
+        return None
+    return el
+
+
+def instance_metrics(
+    record: dict[str, Any],
+    latency_unit: str,
+    *,
+    reference_set: str | None = None,
+    speech: bool | None = None,
+) -> dict[str, float | None]:
+    """Per-instance AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL (and `_CA` where elapsed exists).
+
+    An empty hypothesis gives None for every metric (SimulEval leaves it out of the corpus mean).
+    """
+    refs = reference_sets_of(record)
+    ref = refs[reference_set] if reference_set else next(iter(refs.values()))
+    delays = record.get("delays") or []
+    elapsed = _elapsed(record)
+    if speech is None:
+        speech = _is_speech(record, latency_unit)
+    if not delays:
+        names = list(lat.LATENCY_METRICS)
+        if elapsed is not None or record.get("elapsed") is not None:
+            names += [f"{n}_CA" for n in lat.LATENCY_METRICS]
+        return dict.fromkeys(names)
+    target_unit = "char" if latency_unit == "char" else "word"
+    return lat.instance_latency(
+        delays, record["source_length"], lat.reference_length(ref, target_unit), speech, elapsed
+    )
+
+
+def _mean_record(values: list[float | None], counts: Any) -> tuple[float | None, list[float] | None]:
+    """Mean over the non-None values and its bootstrap 95% interval over the same resamples."""
+    import numpy as np
+
+    valid = np.array([v is not None for v in values])
+    if not valid.any():
+        return None, None
+    vals = np.array([v if v is not None else 0.0 for v in values], dtype=np.float64)
+    score = math.fsum(vals[valid]) / int(valid.sum())
+    if counts is None:
+        return score, None
+    w = counts[:, valid]
+    denom = w.sum(axis=1)
+    ok = denom > 0
+    means = np.sort((w @ vals[valid])[ok] / denom[ok])
+    lo = len(means) // 40
+    return score, [float(means[lo]), float(means[len(means) - lo - 1])]
+
+
+def score_records(
+    records: list[dict[str, Any]],
+    *,
+    latency_unit: str,
+    tokenizer: str = "13a",
+    computation_aware: bool = True,
+    reference_sets: list[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 12345,
+    speech: bool | None = None,
+    source: str | None = None,
+    baseline: tuple[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The scores.json object of a list of validated instance records (see module docstring)."""
+    if not records:
+        raise HarnessError("no instances to score")
+    records = sorted(records, key=lambda r: r.get("index", 0))
+    if speech is None:
+        speech = _is_speech(records[0], latency_unit)
+    sets = list(reference_sets or reference_sets_of(records[0]))
+    refs_by_set: dict[str, list[str]] = {name: [] for name in sets}
+    for rec in records:
+        refs = reference_sets_of(rec)
+        for name in sets:
+            if name not in refs:
+                raise HarnessError(f"instance {rec.get('index')}: no reference set {name!r}")
+            refs_by_set[name].append(refs[name])
+    hyps = [rec["prediction"] for rec in records]
+    counts = resample_counts(len(records), bootstrap, seed) if bootstrap > 1 else None
+    out: dict[str, Any] = {}
+
+    # quality: each set alone (the first unqualified), then all sets together
+    groups: list[tuple[str, str, list[list[str]]]] = []
+    for i, name in enumerate(sets):
+        groups.append(("" if i == 0 else f"@{name}", name, [refs_by_set[name]]))
+    if len(sets) > 1:
+        groups.append(("@multi", "+".join(sets), [refs_by_set[n] for n in sets]))
+    for suffix, set_name, streams in groups:
+        for metric in QUALITY_METRICS:
+            rec = quality_score(metric, hyps, streams, tokenizer=tokenizer, counts=counts, seed=seed)
+            rec["reference_set"] = set_name
+            out[metric + suffix] = rec
+
+    # latency on the first reference set
+    per_instance = [instance_metrics(r, latency_unit, reference_set=sets[0], speech=speech) for r in records]
+    has_ca = computation_aware and any(_elapsed(r) is not None for r in records)
+    names = list(lat.LATENCY_METRICS) + ([f"{n}_CA" for n in lat.LATENCY_METRICS] if has_ca else [])
+    for name in names:
+        base = name.removesuffix("_CA")
+        score, ci = _mean_record([m.get(name) for m in per_instance], counts)
+        entry: dict[str, Any] = {
+            "score": score,
+            "ci95": ci,
+            "unit": LATENCY_UNITS_BY_METRIC.get(base, latency_unit),
+            "reference_set": sets[0],
+            "computation_aware": name.endswith("_CA"),
+        }
+        if score is None:
+            entry["note"] = "no instance with a non-empty hypothesis" + (
+                " emitted before the end of the source" if base == "YAAL" else ""
+            )
+        out[name] = entry
+
+    # stability of re-translation systems
+    revised = [r["revisions"] for r in records if r.get("revisions")]
+    if revised:
+        target_unit = "char" if latency_unit == "char" else "word"
+        ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), target_unit)
+        out["NE"] = {"score": ne, "unit": "token", "instances": len(revised)}
+
+    if baseline is not None:
+        add_norm_scores(out, baseline[1], baseline[0])
+
+    out["counts"] = {
+        "instances": len(records),
+        "empty_instances": sum(1 for r in records if not r.get("delays")),
+        "failed_instances": sum(1 for r in records if r.get("status", "ok") != "ok"),
+    }
+    out["info"] = {
+        "harness_version": __version__,
+        "latency_unit": latency_unit,
+        "modality": "speech" if speech else "text",
+        "source": source,
+        "reference_sets": sets,
+        "tokenizer": tokenizer,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "computation_aware": has_ca,
+    }
+    return out
+
+
+def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], baseline_name: str) -> dict[str, Any]:
+    """Add `NormBLEU` (and `NormBLEU@SET`): the system's BLEU over the offline baseline's on the same references."""
+    for key in list(scores):
+        if key == "BLEU" or key.startswith("BLEU@"):
+            base = baseline_scores.get(key)
+            if isinstance(base, dict) and base.get("score") is not None:
+                scores["Norm" + key] = {
+                    "score": norm_score(scores[key]["score"], base["score"]),
+                    "baseline": baseline_name,
+                    "reference_set": scores[key].get("reference_set"),
+                }
+    return scores
+
+
+def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's).
+
+    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own.
+    """
+    from harness.instances_reader import read_instances
+
+    log = read_instances(path, latency_unit=kwargs.pop("latency_unit", None))
+    return score_records(
+        log.records,
+        latency_unit=log.latency_unit,
+        speech=log.source_type == "speech",
+        source=str(log.path),
+        **kwargs,
+    )
+
+
+def write_scores(path: str | Path, scores: dict[str, Any] | None = None, **kwargs: Any) -> Path:
+    """Write scores.json beside the instances.log at `path` (scoring it unless `scores` is given); its path."""
+    from harness.instances_reader import resolve_log_path
+
+    log_path = resolve_log_path(path)
+    if scores is None:
+        scores = score_path(log_path, **kwargs)
+    target = log_path.parent / SCORES_FILE
+    tmp = target.with_name(f".{SCORES_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(scores, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def metric_names(scores: dict[str, Any]) -> Sequence[str]:
+    """The metric keys of a scores object, in their order (everything but `counts` and `info`)."""
+    return [k for k in scores if k not in ("counts", "info")]
