@@ -1,0 +1,30 @@
+"""`harness server`: the evaluation server alone."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "run the evaluation server for one dataset of a task config"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="task config (YAML)")
+    parser.add_argument("--dataset", required=True, help="dataset name in the track, e.g. dev or test")
+    parser.add_argument("--track", default=None, help="track name (needed when the config has several)")
+    parser.add_argument("--port", type=int, default=12321, help="TCP port (0: any free port; default 12321)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 inside a container)")
+    parser.add_argument("--output", required=True, help="folder for instances.log and scores.json")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted instances.log")
+    parser.add_argument("--overwrite", action="store_true", help="start over even if instances.log exists")
+    parser.add_argument("--exit-when-done", action="store_true",
+                        help="stop once every instance is logged and scores.json is written")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.server.app import serve
+    from harness.server.evaluation import open_evaluation
+
+    evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite)
+    return serve(evaluation, args.host, args.port, Path(args.output), exit_when_done=args.exit_when_done)

@@ -1,0 +1,194 @@
+"""The evaluation of one dataset: sessions by instance, timeouts, and the durable log.
+
+Transport-free: the tornado handlers and the in-process runner both call `step`, so both are timed and
+logged the same way. Thread-safe (one lock; the work under it is short).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.config import Limits, Track
+from harness.protocol import PROTOCOL_VERSION, ProtocolError, StepRequest, StepResponse
+from harness.server.logwriter import LogWriter
+from harness.server.session import TIMEOUT, Session, SpeechSource, TextSource
+
+MAX_COMPAT_SEGMENT_MS = 60_000
+
+
+class Evaluation:
+    """Serves one dataset of one track and records every finished instance."""
+
+    def __init__(self, track: Track, dataset_name: str, dataset: Any, writer: LogWriter, limits: Limits,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.track = track
+        self.dataset_name = dataset_name
+        self.dataset = dataset
+        self.writer = writer
+        self.limits = limits
+        self.clock = clock
+        self.sessions: dict[int, Session] = {}
+        self.finished: set[int] = writer.finished() & set(range(len(dataset)))
+        self._lock = threading.RLock()
+        self._done = threading.Event()
+        self.on_done: list[Callable[[], None]] = []
+        if self.is_done():
+            self._done.set()
+
+    # -- information ----------------------------------------------------------------------------------------
+    @property
+    def speech(self) -> bool:
+        return self.track.modality == "speech"
+
+    @property
+    def latency_unit(self) -> str:
+        return "ms" if self.speech else self.track.latency_unit
+
+    def pending(self) -> list[int]:
+        with self._lock:
+            return [i for i in range(len(self.dataset)) if i not in self.finished]
+
+    def info(self) -> dict[str, Any]:
+        """What a client may know: sizes and units, never source lengths or references."""
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "track": self.track.name,
+            "dataset": self.dataset_name,
+            "modality": self.track.modality,
+            "source_lang": self.track.source_lang,
+            "target_lang": self.track.target_lang,
+            "latency_unit": self.latency_unit,
+            "segment_size": self.track.segment_size,
+            "num_instances": len(self.dataset),
+            "pending": self.pending(),
+        }
+
+    def is_done(self) -> bool:
+        return len(self.finished) >= len(self.dataset)
+
+    def wait_done(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    # -- steps ----------------------------------------------------------------------------------------------
+    def check_index(self, index: Any) -> int:
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.dataset):
+            raise ProtocolError(f"unknown instance {index!r} (instances are 0..{len(self.dataset) - 1})", 404)
+        return index
+
+    def _open(self, index: int, now: float) -> Session:
+        old = self.sessions.pop(index, None)
+        if old is not None and not old.finished:
+            old.source.close()
+        if self.speech:
+            source: TextSource | SpeechSource = SpeechSource(self.dataset.open(index), self.track.segment_size)
+        else:
+            source = TextSource(self.dataset.words(index))
+        session = Session(index, source, self.track.latency_unit, now)
+        self.sessions[index] = session
+        return session
+
+    def begin(self, index: int, req: StepRequest, t_arrive: float) -> Session:
+        """Find (or open) the session of a step that arrived at `t_arrive`; raises ProtocolError."""
+        index = self.check_index(index)
+        with self._lock:
+            if index in self.finished:
+                rec = self.writer.records.get(index, {})
+                raise ProtocolError(f"instance {index} already finished (status {rec.get('status', 'ok')})", 409)
+            session = self.sessions.get(index)
+            if session is not None and not req.start:
+                self._expire(session, t_arrive)
+                if session.finished:
+                    raise ProtocolError(f"instance {index} ended: {session.status} ({session.error})", 409)
+            if session is None or req.start:
+                session = self._open(index, t_arrive)
+            session.arrive(t_arrive)
+            return session
+
+    def apply(self, session: Session, req: StepRequest, segment_ms: float | None = None) -> StepResponse:
+        """Apply a step to a session returned by `begin`; logs the instance when it ends."""
+        with self._lock:
+            try:
+                response = session.step(req, segment_ms)
+            except ProtocolError:
+                session.depart(self.clock())
+                raise
+            if session.finished:
+                self._record(session)
+            return response
+
+    def depart(self, session: Session, t_depart: float) -> None:
+        with self._lock:
+            session.depart(t_depart)
+
+    def step(self, index: int, req: StepRequest, segment_ms: float | None = None) -> StepResponse:
+        """A whole step in-process: arrive, apply, depart (used without HTTP)."""
+        session = self.begin(index, req, self.clock())
+        response = self.apply(session, req, segment_ms)
+        self.depart(session, self.clock())
+        return response
+
+    # -- ends -----------------------------------------------------------------------------------------------
+    def _record(self, session: Session) -> None:
+        if session.index in self.finished:
+            return
+        rec = session.record(self.dataset.source_info(session.index), self.dataset.reference_texts(session.index),
+                             self.latency_unit)
+        self.writer.write(rec)
+        self.finished.add(session.index)
+        self.sessions.pop(session.index, None)
+        if self.is_done() and not self._done.is_set():
+            self._done.set()
+            for callback in list(self.on_done):
+                callback()
+
+    def _expire(self, session: Session, now: float) -> None:
+        if session.finished or session.busy_since is not None:
+            return
+        if now - session.created > self.limits.instance_timeout_s:
+            session.end(TIMEOUT, f"instance took longer than {self.limits.instance_timeout_s:g} s")
+        elif now - session.last_depart > self.limits.idle_timeout_s:
+            session.end(TIMEOUT, f"no request for {self.limits.idle_timeout_s:g} s")
+        if session.finished:
+            self._record(session)
+
+    def check_timeouts(self, now: float | None = None) -> None:
+        """End every open session that has been idle or running too long (status `timeout`)."""
+        now = self.clock() if now is None else now
+        with self._lock:
+            for session in list(self.sessions.values()):
+                self._expire(session, now)
+
+    def reset_unfinished(self) -> None:
+        """Drop every unfinished session (the 2020 `POST /`); finished instances stay logged."""
+        with self._lock:
+            for session in self.sessions.values():
+                session.source.close()
+            self.sessions.clear()
+
+    def records(self) -> list[dict[str, Any]]:
+        return self.writer.all_records()
+
+    def close(self) -> None:
+        with self._lock:
+            for session in self.sessions.values():
+                session.source.close()
+            self.sessions.clear()
+            self.writer.close()
+
+
+def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Path, track_name: str | None = None,
+                    resume: bool = False, overwrite: bool = False) -> Evaluation:
+    """Load a config and dataset and open the log writer: everything a server or a joint run needs."""
+    from harness.config import load_config
+    from harness.data.speech import load_dataset
+
+    config = load_config(config_path)
+    track = config.track(track_name)
+    ds = track.dataset(dataset_name)
+    dataset = load_dataset(track.modality, ds.source, ds.references)
+    writer = LogWriter(Path(output), resume=resume, overwrite=overwrite)
+    return Evaluation(track, dataset_name, dataset, writer, config.limits)

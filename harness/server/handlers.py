@@ -1,0 +1,249 @@
+"""Tornado handlers: the native API (HTTP step + WebSocket stream), the 2020 compatibility API, health, OpenAPI.
+
+Every handler is small: parse and validate the request, call the `Evaluation`, serialise. Bad requests get a
+4xx with a one-line JSON reason (`{"error": ..., "status": ...}`); the session clock is stamped on arrival
+(`prepare`) and on departure (just before the answer is handed to the socket).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import resources
+from typing import Any
+
+import tornado.web
+import tornado.websocket
+
+from harness import __version__
+from harness.protocol import (
+    EOS,
+    JSON_TYPE,
+    PCM_TYPE,
+    ProtocolError,
+    StepRequest,
+    StepResponse,
+    decode_json,
+    error_body,
+    parse_step,
+)
+from harness.server.evaluation import MAX_COMPAT_SEGMENT_MS, Evaluation
+
+_clock = time.monotonic
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line[:limit]
+
+
+class BaseHandler(tornado.web.RequestHandler):
+    """Common parts: JSON answers, one-line 4xx reasons, no ETag, no Server header."""
+
+    evaluation: Evaluation
+    max_body: int
+
+    def initialize(self, evaluation: Evaluation, max_body: int) -> None:
+        self.evaluation = evaluation
+        self.max_body = max_body
+
+    def set_default_headers(self) -> None:
+        self.clear_header("Server")
+
+    def compute_etag(self) -> None:
+        return None
+
+    def prepare(self) -> None:
+        self.t_arrive = _clock()
+        if len(self.request.body) > self.max_body:
+            raise ProtocolError(f"request body of {len(self.request.body)} bytes exceeds the cap of {self.max_body}",
+                                413)
+
+    def send_json(self, obj: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", JSON_TYPE)
+        self.finish(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+    def _handle_request_exception(self, e: BaseException) -> None:
+        if isinstance(e, ProtocolError):
+            self.fail(e.status, str(e))
+            return
+        super()._handle_request_exception(e)
+
+    def fail(self, status: int, message: str) -> None:
+        if self._finished:
+            return
+        self.clear()
+        self.set_status(status, reason=_one_line(message, 120) or None)
+        self.set_header("Content-Type", JSON_TYPE)
+        self.finish(json.dumps(error_body(_one_line(message), status)))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", JSON_TYPE)
+        self.finish(json.dumps(error_body(_one_line(self._reason), status_code)))
+
+    def require_json(self) -> Any:
+        ctype = self.request.headers.get("Content-Type", "")
+        if ctype.split(";")[0].strip().lower() != JSON_TYPE:
+            raise ProtocolError(f"Content-Type must be {JSON_TYPE}, got {ctype or 'none'!r}", 415)
+        return decode_json(self.request.body)
+
+    def query_int(self, name: str, required: bool = True) -> int | None:
+        values = self.request.query_arguments.get(name)
+        if not values or not values[-1].strip():
+            if required:
+                raise ProtocolError(f"missing query parameter {name!r}")
+            return None
+        raw = values[-1].decode("utf-8", "replace").strip()
+        try:
+            return int(raw)
+        except ValueError:
+            raise ProtocolError(f"query parameter {name!r} must be an integer, got {raw[:40]!r}") from None
+
+
+class NotFoundHandler(BaseHandler):
+    def prepare(self) -> None:
+        raise ProtocolError(f"no such endpoint: {self.request.method} {self.request.path[:100]}", 404)
+
+
+class HealthHandler(BaseHandler):
+    def get(self) -> None:
+        ev = self.evaluation
+        self.send_json({"status": "ok", "version": __version__, "track": ev.track.name,
+                        "dataset": ev.dataset_name, "done": ev.is_done()})
+
+
+class InfoHandler(BaseHandler):
+    def get(self) -> None:
+        self.send_json(self.evaluation.info())
+
+
+class OpenAPIHandler(BaseHandler):
+    def get(self) -> None:
+        text = resources.files("harness").joinpath("openapi.json").read_text(encoding="utf-8")
+        self.set_header("Content-Type", JSON_TYPE)
+        self.finish(text)
+
+
+def _parse_index(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ProtocolError(f"unknown instance {raw[:40]!r} (not an integer)", 404) from None
+
+
+def encode_response(response: StepResponse, req: StepRequest) -> tuple[bytes | str, bool]:
+    """The answer as (payload, binary?) — a PCM frame when asked for and the segment is audio."""
+    if req.audio == "pcm16" and response.sample_rate:
+        return response.to_pcm_frame(), True
+    return json.dumps(response.to_json(), ensure_ascii=False, separators=(",", ":")), False
+
+
+class StepHandler(BaseHandler):
+    """`POST /v1/instances/{index}/step`: one policy action."""
+
+    def post(self, raw_index: str) -> None:
+        _, req = parse_step(self.require_json())
+        ev = self.evaluation
+        session = ev.begin(_parse_index(raw_index), req, self.t_arrive)
+        response = ev.apply(session, req)
+        payload, binary = encode_response(response, req)
+        self.set_header("Content-Type", PCM_TYPE if binary else JSON_TYPE)
+        ev.depart(session, _clock())
+        self.finish(payload)
+
+
+class StreamHandler(tornado.websocket.WebSocketHandler):
+    """`GET /v1/stream`: a persistent WebSocket; each text message is a step with an `index`."""
+
+    def initialize(self, evaluation: Evaluation, max_body: int) -> None:
+        self.evaluation = evaluation
+        self.max_body = max_body
+
+    def set_default_headers(self) -> None:
+        self.clear_header("Server")
+
+    def on_message(self, message: str | bytes) -> None:
+        t_arrive = _clock()
+        ev = self.evaluation
+        try:
+            if isinstance(message, bytes):
+                raise ProtocolError("stream messages must be JSON text, not binary")
+            if len(message) > self.max_body:
+                raise ProtocolError(f"message of {len(message)} characters exceeds the cap of {self.max_body}", 413)
+            index, req = parse_step(decode_json(message), with_index=True)
+            session = ev.begin(index, req, t_arrive)
+            response = ev.apply(session, req)
+        except ProtocolError as exc:
+            self.write_message(json.dumps(error_body(_one_line(str(exc)), exc.status)))
+            return
+        payload, binary = encode_response(response, req)
+        ev.depart(session, _clock())
+        self.write_message(payload, binary=binary)
+
+
+# -- 2020 compatibility API ---------------------------------------------------------------------------------
+
+class CompatRootHandler(BaseHandler):
+    """`GET /`: corpus information; `POST /`: reset (drops unfinished sessions)."""
+
+    def get(self) -> None:
+        self.send_json({"num_sentences": len(self.evaluation.dataset)})
+
+    def post(self) -> None:
+        self.evaluation.reset_unfinished()
+        self.send_json({"reset": True})
+
+
+class CompatSourceHandler(BaseHandler):
+    """`GET /src?sent_id=&segment_size=`: the next segment of a sentence, `</s>` after its end."""
+
+    def get(self) -> None:
+        ev = self.evaluation
+        sent_id = self.query_int("sent_id")
+        seg_ms = self.query_int("segment_size", required=False)
+        if seg_ms is not None and not 1 <= seg_ms <= MAX_COMPAT_SEGMENT_MS:
+            raise ProtocolError(f"segment_size must be 1..{MAX_COMPAT_SEGMENT_MS} ms, got {seg_ms}")
+        req = StepRequest(read=True)
+        session = ev.begin(ev.check_index(sent_id), req, self.t_arrive)
+        before = session.source.delay()
+        response = ev.apply(session, req, seg_ms if ev.speech else None)
+        segment = EOS if response.segment is None or response.segment == [] else response.segment
+        body = {"sent_id": sent_id, "segment_id": int(before), "segment": segment}
+        self.set_header("Content-Type", JSON_TYPE)
+        ev.depart(session, _clock())
+        self.finish(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+class CompatHypoHandler(BaseHandler):
+    """`PUT /hypo?sent_id=`: detokenized words appended to the hypothesis; `</s>` ends the sentence."""
+
+    def put(self) -> None:
+        ev = self.evaluation
+        sent_id = self.query_int("sent_id")
+        try:
+            text = self.request.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError("body is not UTF-8") from None
+        tokens = text.split()
+        finished = EOS in tokens
+        if finished:
+            tokens = tokens[: tokens.index(EOS)]
+        req = StepRequest(write=" ".join(tokens), finished=finished)
+        session = ev.begin(ev.check_index(sent_id), req, self.t_arrive)
+        ev.apply(session, req)
+        ev.depart(session, _clock())
+        self.finish()
+
+
+class CompatResultHandler(BaseHandler):
+    """`GET /result`: the scores of the finished instances (all of them must be finished)."""
+
+    def get(self) -> None:
+        ev = self.evaluation
+        pending = ev.pending()
+        if pending:
+            raise ProtocolError(f"{len(pending)} instance(s) not finished yet (first: {pending[0]})", 409)
+        from harness.server.app import score_evaluation
+
+        self.send_json(score_evaluation(ev))
