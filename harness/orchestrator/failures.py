@@ -1,0 +1,83 @@
+"""Failure classes of a run (one submission × one dataset) and of single instances.
+
+Every run ends with exactly one status. `ok` and `partial` mean the submission ran to its end; the others are
+failures. Only `infra_error` (a fault of the harness or of the Docker engine, not of the submission) is retried,
+once. A failed run still keeps, scores and flags as partial whatever instances it finished.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+OK = "ok"
+PARTIAL = "partial"
+INVALID_SUBMISSION = "invalid_submission"
+BUILD_ERROR = "build_error"
+CRASH = "crash"
+OOM = "oom"
+TIMEOUT = "timeout"
+PROTOCOL_VIOLATION = "protocol_violation"
+INFRA_ERROR = "infra_error"
+
+FAILURES: tuple[str, ...] = (INVALID_SUBMISSION, BUILD_ERROR, CRASH, OOM, TIMEOUT, PROTOCOL_VIOLATION, INFRA_ERROR)
+STATUSES: tuple[str, ...] = (OK, PARTIAL, *FAILURES)
+RETRYABLE: frozenset[str] = frozenset({INFRA_ERROR})
+MAX_RETRIES = 1
+
+
+class InfraError(Exception):
+    """A fault of the harness or the Docker engine (not of the submission); the run is retried once."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict of one run: `status` from STATUSES, a one-line `reason`, and whether output is partial."""
+
+    status: str
+    reason: str | None = None
+    partial: bool = False
+
+
+def should_retry(status: str, attempt: int) -> bool:
+    """Whether a run that ended with `status` on attempt number `attempt` (0-based) is run again."""
+    return status in RETRYABLE and attempt < MAX_RETRIES
+
+
+def classify_run(
+    *,
+    exit_code: int | None,
+    oom_killed: bool,
+    timed_out: str | None,
+    instance_statuses: Iterable[str],
+    expected: int,
+) -> Outcome:
+    """Decide a run's status from what Docker and the instances.log say.
+
+    Precedence: the out-of-memory flag, then a harness timeout (`timed_out` names which one), then a non-zero
+    exit or an exit before every instance was finished (crash), then instances the server flagged as protocol
+    violations; finished with some instances timed out or in error is `partial`; everything fine is `ok`.
+    """
+    counts = Counter(instance_statuses)
+    done = sum(counts.values())
+    partial = done < expected or any(s != OK for s in counts)
+    progress = f"{done}/{expected} instances"
+    if oom_killed:
+        return Outcome(OOM, f"out of memory (killed by the memory limit) after {progress}", partial)
+    if timed_out:
+        return Outcome(TIMEOUT, f"{timed_out} after {progress}", partial)
+    if exit_code is None:
+        return Outcome(INFRA_ERROR, "participant container has no exit code", partial)
+    if exit_code != 0:
+        return Outcome(CRASH, f"exit code {exit_code} after {progress}", partial)
+    if done < expected:
+        return Outcome(CRASH, f"exited (code 0) after only {progress}", True)
+    if counts.get(PROTOCOL_VIOLATION):
+        return Outcome(PROTOCOL_VIOLATION, f"{counts[PROTOCOL_VIOLATION]} of {expected} instances broke the protocol",
+                       True)
+    bad = {s: n for s, n in counts.items() if s != OK}
+    if bad:
+        what = ", ".join(f"{n} {s}" for s, n in sorted(bad.items()))
+        return Outcome(PARTIAL, f"instances not ok: {what}", True)
+    return Outcome(OK, None, False)

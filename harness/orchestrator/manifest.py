@@ -1,0 +1,138 @@
+"""`manifest.json` of a submission: what exactly was run, on what, with which isolation, and how long it took.
+
+Recorded: image digest, harness version and git commit, config hash, dataset file hashes, sacrebleu signature,
+the isolation flags as read back from `docker inspect` (per run), hardware (CPU, memory, GPUs and driver) and
+timings (build, start-up, run, tear-down).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.config import Dataset, TaskConfig
+
+MANIFEST_FILE = "manifest.json"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
+    """{path: sha256} of a dataset's source, its reference sets and (speech) every listed audio file."""
+    files = [dataset.source, *dataset.references.values()]
+    if modality == "speech":
+        for line in dataset.source.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                files.append((dataset.source.parent / line.strip()).resolve())
+    return {str(p): sha256_file(p) for p in files}
+
+
+def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str]) -> str:
+    """The resume key of a run: same image, same config, same data ⇒ same key, whatever the folder is called."""
+    payload = json.dumps({"image": image_digest, "config": config.sha256, "track": track, "dataset": dataset,
+                          "data": sorted(data_hashes.values())}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def harness_commit() -> str | None:
+    """The git commit of the harness source checkout (with `-dirty` if it has changes), or None."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists() or not shutil.which("git"):
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "harness"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}-dirty" if dirty else head
+
+
+def sacrebleu_signature(tokenizer: str, nrefs: int = 1) -> str:
+    """sacrebleu's BLEU signature for a track's tokenizer (the scores.json carries the per-metric ones)."""
+    from sacrebleu.metrics import BLEU
+
+    bleu = BLEU(tokenize=tokenizer)
+    bleu.corpus_score(["a"], [["a"]] * nrefs)  # the signature needs the number of references
+    return bleu.get_signature().format()
+
+
+@functools.lru_cache(maxsize=1)
+def hardware() -> dict[str, Any]:
+    """CPU model and count, memory, and GPUs with the driver version (from nvidia-smi, where there is one)."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    gpus: list[dict[str, str]] = []
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version,memory.total",
+                                  "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout
+            for line in out.strip().splitlines():
+                idx, name, driver, memory = (x.strip() for x in line.split(","))
+                gpus.append({"index": idx, "name": name, "driver": driver, "memory": memory})
+        except (OSError, subprocess.SubprocessError, ValueError):
+            pass
+    return {"cpu": cpu, "cpu_count": os.cpu_count(), "memory_bytes": mem, "machine": platform.machine(),
+            "kernel": platform.release(), "gpus": gpus}
+
+
+def docker_engine(api: Any) -> dict[str, Any]:
+    """Docker engine version, cgroup version and runtime (what the isolation flags depend on)."""
+    try:
+        info = api.info()
+        return {"server_version": info.get("ServerVersion"), "cgroup_version": info.get("CgroupVersion"),
+                "runtime": info.get("DefaultRuntime"), "security_options": info.get("SecurityOptions")}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
+    """Write (atomically) `manifest.json`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def base_manifest(submission: str, config: TaskConfig) -> dict[str, Any]:
+    """The submission-independent part of a manifest."""
+    return {
+        "submission": submission,
+        "harness_version": __version__,
+        "harness_commit": harness_commit(),
+        "config": str(config.path),
+        "config_sha256": config.sha256,
+        "hardware": hardware(),
+        "runs": {},
+    }

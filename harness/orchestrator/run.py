@@ -1,0 +1,375 @@
+"""One run = one submission × one dataset, in isolation.
+
+Steps, each timed: a fresh internal network; the server container (harness image; the only container with the
+hidden data, read-only, and the output folder) started and probed on GET /health until it answers; the
+participant container started under the sandbox policy with the server URL in its environment; its output
+streamed to client.log (size-capped) while the harness watches the total and idle timeouts; then exit code and
+out-of-memory flag read back, the isolation flags read back from `docker inspect`, and everything removed — in a
+`finally`, so also on Ctrl-C, SIGTERM and errors. A harness killed with SIGKILL leaves labelled resources that
+`network.remove_resources` deletes at the next start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config import TaskConfig
+from harness.orchestrator import failures, network
+from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, participant_user
+
+SERVER_PORT = 8000
+SERVER_READY_TIMEOUT_S = 60.0
+SERVER_LOG_MAX_BYTES = 5_000_000
+POLL_S = 0.25
+_PROBE = (
+    "import sys,time,urllib.request\n"
+    "end=time.monotonic()+{timeout}\n"
+    "while time.monotonic()<end:\n"
+    "  try:\n"
+    "    urllib.request.urlopen('http://127.0.0.1:{port}/health',timeout=2).read(); sys.exit(0)\n"
+    "  except Exception: time.sleep(0.05)\n"
+    "sys.exit(1)\n"
+)
+
+
+class RunInterrupted(Exception):
+    """The harness was asked to stop (Ctrl-C / SIGTERM) while a run was in flight."""
+
+
+@dataclass
+class RunSpec:
+    """What one run needs. `command` is the submission's command (a shell string or an argv list)."""
+
+    submission_image: str
+    command: str | list[str]
+    config: TaskConfig
+    track: str
+    dataset: str
+    out_dir: Path
+    server_image: str = "harness-base:latest"
+    image_user: str | None = None
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    collect_peak_memory: bool = False
+    resume_log: bool = False  # continue an interrupted run's instances.log instead of starting it afresh
+
+
+@dataclass
+class RunResult:
+    """What one run produced, besides the files in its output folder."""
+
+    outcome: failures.Outcome
+    exit_code: int | None = None
+    oom_killed: bool = False
+    timed_out: str | None = None
+    isolation: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    instances_done: int = 0
+    instances_expected: int = 0
+    peak_memory_bytes: int | None = None
+    client_log_truncated: bool = False
+    first_request_s: float | None = None
+
+
+def count_instances(config: TaskConfig, track: str, dataset: str) -> int:
+    """Number of instances of a dataset: non-empty lines of the source (text) or of the audio list (speech)."""
+    ds = config.track(track).dataset(dataset)
+    with open(ds.source, encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def read_instance_statuses(log: Path) -> dict[int, str]:
+    """index → status of every complete line of an instances.log (a half-written last line is ignored)."""
+    out: dict[int, str] = {}
+    if not log.is_file():
+        return out
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            try:
+                rec = json.loads(line)
+                out[int(rec["index"])] = str(rec.get("status") or "ok")
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
+def data_paths(config: TaskConfig) -> list[Path]:
+    """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
+    paths: set[Path] = {config.path}
+    for track in config.tracks:
+        for ds in track.datasets.values():
+            files = [ds.source, *ds.references.values()]
+            paths.update(p for p in files if p.exists())
+            if track.modality == "speech" and ds.source.is_file():
+                for line in ds.source.read_text(encoding="utf-8").splitlines():
+                    if line.strip():
+                        audio = (ds.source.parent / line.strip()).resolve()
+                        paths.add(audio.parent)
+    dirs = sorted(p for p in paths if p.is_dir())
+    keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
+    return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
+
+
+def server_command(spec: RunSpec) -> list[str]:
+    """The evaluation server's command inside the harness image."""
+    return ["harness", "server", "--config", str(spec.config.path), "--track", spec.track, "--dataset", spec.dataset,
+            "--port", str(SERVER_PORT), "--output", str(spec.out_dir), "--host", "0.0.0.0",
+            "--resume" if spec.resume_log else "--overwrite"]
+
+
+class _LogPump(threading.Thread):
+    """Copies a container's stdout+stderr into a file, up to `max_bytes`, then notes the cut and stops reading."""
+
+    def __init__(self, api: Any, container: str, path: Path, max_bytes: int) -> None:
+        super().__init__(daemon=True)
+        self.api, self.container, self.path, self.max_bytes = api, container, path, max_bytes
+        self.truncated = False
+        self.last_activity = time.monotonic()
+        self.first_output: float | None = None
+
+    def run(self) -> None:
+        written = 0
+        try:
+            stream = self.api.logs(self.container, stdout=True, stderr=True, stream=True, follow=True)
+            with open(self.path, "wb") as f:
+                for chunk in stream:
+                    self.last_activity = time.monotonic()
+                    if self.first_output is None:
+                        self.first_output = self.last_activity
+                    room = self.max_bytes - written
+                    f.write(chunk[:room])
+                    written += min(len(chunk), room)
+                    if len(chunk) > room:
+                        self.truncated = True
+                        f.write(f"\n[harness: log truncated at {self.max_bytes} bytes]\n".encode())
+                        f.flush()
+                        stream.close()
+                        return
+                    f.flush()
+        except Exception:  # noqa: BLE001 - the container went away; what was written stays
+            return
+
+
+class _PeakMemory(threading.Thread):
+    """Follows `docker stats` of a container and keeps the highest memory use seen (cgroup v1: max_usage)."""
+
+    def __init__(self, api: Any, container: str) -> None:
+        super().__init__(daemon=True)
+        self.api, self.container = api, container
+        self.peak: int | None = None
+
+    def run(self) -> None:
+        try:
+            for s in self.api.stats(self.container, stream=True, decode=True):
+                mem = s.get("memory_stats") or {}
+                value = max(int(mem.get("max_usage") or 0), int(mem.get("usage") or 0))
+                if value:
+                    self.peak = max(self.peak or 0, value)
+                if not (s.get("pids_stats") or {}).get("current"):
+                    return
+        except Exception:  # noqa: BLE001
+            return
+
+
+def docker_api() -> Any:
+    """A low-level Docker API client; no engine is an InfraError."""
+    import docker
+
+    try:
+        return docker.from_env(timeout=120).api
+    except Exception as exc:  # noqa: BLE001
+        raise failures.InfraError(f"no Docker engine answers: {exc}") from None
+
+
+def _wait_exit(api: Any, cid: str, seconds: float) -> int | None:
+    """The exit code if the container stops within `seconds`, else None."""
+    import requests
+
+    try:
+        return int(api.wait(cid, timeout=seconds)["StatusCode"])
+    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+        return None
+
+
+def _tail(path: Path, n: int = 300) -> str:
+    try:
+        return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
+    except OSError:
+        return ""
+
+
+def execute_run(spec: RunSpec, stop: threading.Event | None = None,
+                on_progress: Callable[[int, int], None] | None = None) -> RunResult:
+    """Run one submission on one dataset in isolation and classify the outcome; never leaves resources behind.
+
+    Raises `RunInterrupted` when `stop` is set (after tearing everything down). Docker faults become an
+    `infra_error` outcome.
+    """
+    stop = stop or threading.Event()
+    spec.out_dir.mkdir(parents=True, exist_ok=True)
+    expected = count_instances(spec.config, spec.track, spec.dataset)
+    log_path = spec.out_dir / "instances.log"
+    limits = spec.config.limits
+    policy = SandboxPolicy.from_limits(limits)
+    api = docker_api()
+    name = f"harness-{spec.run_id}"
+    created: list[str] = []
+    net_id: str | None = None
+    result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
+    t0 = time.monotonic()
+    timings = result.timings
+    server_pump: _LogPump | None = None
+    try:
+        net = network.create_network(api, f"{name}-net", spec.run_id)
+        net_id = net["Id"]
+        timings["network_s"] = time.monotonic() - t0
+
+        mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+        server = api.create_container(
+            spec.server_image,
+            command=server_command(spec),
+            name=f"{name}-server",
+            user=f"{os.getuid()}:{os.getgid()}",
+            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
+            labels=network.labels(spec.run_id, "server"),
+            host_config=api.create_host_config(binds=mounts, network_mode=net["Name"], init=True),
+            networking_config=api.create_networking_config(
+                {net["Name"]: api.create_endpoint_config(aliases=[network.SERVER_ALIAS])}),
+        )
+        created.append(server["Id"])
+        api.start(server["Id"])
+        server_pump = _LogPump(api, server["Id"], spec.out_dir / "server.log", SERVER_LOG_MAX_BYTES)
+        server_pump.start()
+        probe = api.exec_create(server["Id"], ["python3", "-c", _PROBE.format(port=SERVER_PORT,
+                                                                              timeout=SERVER_READY_TIMEOUT_S)])
+        api.exec_start(probe["Id"])
+        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
+            server_pump.join(2)
+            raise failures.InfraError(f"server not healthy: {_tail(spec.out_dir / 'server.log')}")
+        timings["server_ready_s"] = time.monotonic() - t0
+
+        image = api.inspect_image(spec.submission_image)
+        user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
+        host = network.SERVER_ALIAS
+        url = f"http://{host}:{SERVER_PORT}"
+        if isinstance(spec.command, str):
+            entrypoint, command = ["/bin/sh", "-c"], [spec.command]
+        else:
+            entrypoint, command = list(spec.command[:1]), list(spec.command[1:])
+        part = api.create_container(
+            spec.submission_image,
+            entrypoint=entrypoint,
+            command=command,
+            name=f"{name}-participant",
+            user=user,
+            environment=policy.environment(url, host, SERVER_PORT),
+            labels=network.labels(spec.run_id, "participant"),
+            host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+        )
+        created.append(part["Id"])
+        client_pump = _LogPump(api, part["Id"], spec.out_dir / "client.log", limits.client_log_max_bytes)
+        api.start(part["Id"])
+        t_run = time.monotonic()
+        timings["startup_s"] = t_run - t0
+        client_pump.start()
+        mem = _PeakMemory(api, part["Id"]) if spec.collect_peak_memory else None
+        if mem:
+            mem.start()
+
+        exit_code, timed_out = _watch(api, part["Id"], log_path, limits, stop, t_run, expected, on_progress,
+                                      server_pump)
+        timings["run_s"] = time.monotonic() - t_run
+        client_pump.join(5)
+        info = api.inspect_container(part["Id"])
+        result.exit_code = exit_code if exit_code is not None else info["State"].get("ExitCode")
+        result.oom_killed = bool(info["State"].get("OOMKilled"))
+        result.timed_out = timed_out
+        result.isolation = applied_isolation(info, api.inspect_network(net_id))
+        result.client_log_truncated = client_pump.truncated
+        if mem:
+            mem.join(2)
+            result.peak_memory_bytes = mem.peak
+        server_state = api.inspect_container(server["Id"])["State"]
+        if not server_state.get("Running"):
+            raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
+                                      f"{_tail(spec.out_dir / 'server.log')}")
+        statuses = read_instance_statuses(log_path)
+        result.instances_done = len(statuses)
+        result.outcome = failures.classify_run(
+            exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=timed_out,
+            instance_statuses=statuses.values(), expected=expected)
+        return result
+    except RunInterrupted:
+        raise
+    except failures.InfraError as exc:
+        result.outcome = failures.Outcome(failures.INFRA_ERROR, str(exc), log_path.exists())
+        return result
+    except Exception as exc:  # noqa: BLE001 - Docker API faults
+        result.outcome = failures.Outcome(failures.INFRA_ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0],
+                                          log_path.exists())
+        return result
+    finally:
+        t_down = time.monotonic()
+        _teardown(api, created, net_id)
+        if server_pump is not None:
+            server_pump.join(2)
+        timings["teardown_s"] = time.monotonic() - t_down
+        timings["total_s"] = time.monotonic() - t0
+        result.instances_done = len(read_instance_statuses(log_path))
+
+
+def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Event, t_run: float, expected: int,
+           on_progress: Callable[[int, int], None] | None, server_pump: _LogPump) -> tuple[int | None, str | None]:
+    """Wait for the participant to exit, enforcing the total and idle timeouts. Returns (exit code, timeout)."""
+    last_size = -1
+    last_progress = time.monotonic()
+    while True:
+        code = _wait_exit(api, cid, POLL_S)
+        if code is not None:
+            return code, None
+        if stop.is_set():
+            raise RunInterrupted()
+        now = time.monotonic()
+        size = log_path.stat().st_size if log_path.exists() else 0
+        if size != last_size:
+            last_size, last_progress = size, now
+            if on_progress:
+                on_progress(len(read_instance_statuses(log_path)), expected)
+        activity = max(last_progress, server_pump.last_activity)
+        timed_out = None
+        if now - t_run > limits.total_timeout_s:
+            timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
+        elif now - activity > limits.idle_timeout_s:
+            timed_out = f"idle timeout ({limits.idle_timeout_s:g} s without progress)"
+        if timed_out:
+            try:
+                api.kill(cid)
+            except Exception:  # noqa: BLE001 - exited meanwhile
+                pass
+            return _wait_exit(api, cid, 10), timed_out
+
+
+def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:
+    """Remove the run's containers (participant first) and its network; errors are ignored, leftovers are
+    caught by the next start's `remove_resources`."""
+    for cid in reversed(containers):
+        try:
+            api.remove_container(cid, force=True, v=True)
+        except Exception:  # noqa: BLE001
+            pass
+    if net_id:
+        for _ in range(3):
+            try:
+                api.remove_network(net_id)
+                break
+            except Exception:  # noqa: BLE001
+                time.sleep(0.2)

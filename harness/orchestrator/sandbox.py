@@ -1,0 +1,136 @@
+"""The isolation policy of a participant container, and reading back what Docker actually applied.
+
+The policy is data (`SandboxPolicy`), turned into Docker API arguments by `host_config_args`; `applied_isolation`
+reads the same flags back from `docker inspect`, which is what the manifest records (never the request).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.config import Limits
+
+NOBODY = "65534:65534"
+TMPFS_OPTIONS = "rw,nosuid,nodev,size={size}"  # exec allowed: JIT compilers load code from /tmp
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_bytes(value: str | int) -> int:
+    """'2g' / '256m' / '512k' / '1048576' → bytes (Docker's binary units)."""
+    if isinstance(value, int):
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*", value.lower())
+    if not m:
+        raise ValueError(f"not a size: {value!r} (examples: 2g, 256m, 1048576)")
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def participant_user(image_user: str | None) -> str:
+    """The user the participant runs as: the image's own user if it is a numeric non-root uid, else nobody.
+
+    Names are not trusted (a name could map to uid 0 inside the image), so only numbers are kept.
+    """
+    u = (image_user or "").strip()
+    m = re.fullmatch(r"(\d+)(?::(\d+))?", u)
+    if m and int(m.group(1)) != 0:
+        return u if m.group(2) is not None else f"{m.group(1)}:{m.group(1)}"
+    return NOBODY
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Everything that confines a participant container."""
+
+    memory: int
+    cpus: float
+    pids: int
+    shm_size: int
+    gpus: tuple[str, ...] = ()
+    tmpfs_size: str = "128m"
+    nofile: int = 4096
+    log_max_size: str = "20m"
+    env_extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_limits(cls, limits: Limits) -> SandboxPolicy:
+        """The policy for a task config's `limits:`."""
+        return cls(
+            memory=parse_bytes(limits.memory),
+            cpus=float(limits.cpus),
+            pids=int(limits.pids),
+            shm_size=parse_bytes(limits.shm_size),
+            gpus=tuple(limits.gpus),
+        )
+
+    def host_config_args(self, network: str) -> dict[str, Any]:
+        """Keyword arguments for `docker.APIClient.create_host_config` (network attached, nothing mounted)."""
+        from docker.types import DeviceRequest, LogConfig, Ulimit
+
+        args: dict[str, Any] = {
+            "network_mode": network,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges:true"],
+            "read_only": True,
+            "tmpfs": {"/tmp": TMPFS_OPTIONS.format(size=self.tmpfs_size)},
+            "mem_limit": self.memory,
+            "memswap_limit": self.memory,  # no swap: the limit is the limit
+            "nano_cpus": int(self.cpus * 1e9),
+            "pids_limit": self.pids,
+            "shm_size": self.shm_size,
+            "ipc_mode": "private",
+            "ulimits": [Ulimit(name="nofile", soft=self.nofile, hard=self.nofile)],
+            "log_config": LogConfig(type="json-file", config={"max-size": self.log_max_size, "max-file": "1"}),
+            "privileged": False,
+        }
+        if self.gpus:
+            args["device_requests"] = [DeviceRequest(driver="nvidia", device_ids=list(self.gpus),
+                                                     capabilities=[["gpu"]])]
+        return args
+
+    def environment(self, server_url: str, host: str, port: int) -> dict[str, str]:
+        """The participant's environment: the server URL under the harness name and the 2020 names."""
+        return {
+            "HARNESS_SERVER_URL": server_url,
+            "SERVER_URL": server_url,
+            "SERVER_HOST": host,
+            "SERVER_PORT": str(port),
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "XDG_CACHE_HOME": "/tmp/.cache",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            **self.env_extra,
+        }
+
+
+def applied_isolation(container: dict[str, Any], network: dict[str, Any] | None) -> dict[str, Any]:
+    """The isolation flags as Docker reports them (`docker inspect` of the container and of its network)."""
+    hc = container.get("HostConfig") or {}
+    cfg = container.get("Config") or {}
+    devices = hc.get("DeviceRequests") or []
+    gpus = [d for req in devices for d in (req.get("DeviceIDs") or [])]
+    net_opts = (network or {}).get("Options") or {}
+    return {
+        "user": cfg.get("User") or "",
+        "cap_drop": hc.get("CapDrop") or [],
+        "cap_add": hc.get("CapAdd") or [],
+        "security_opt": hc.get("SecurityOpt") or [],
+        "privileged": bool(hc.get("Privileged")),
+        "read_only_rootfs": bool(hc.get("ReadonlyRootfs")),
+        "tmpfs": hc.get("Tmpfs") or {},
+        "mounts": [{"source": m.get("Source"), "destination": m.get("Destination"), "rw": m.get("RW")}
+                   for m in container.get("Mounts") or []],
+        "memory_bytes": hc.get("Memory"),
+        "memory_swap_bytes": hc.get("MemorySwap"),
+        "nano_cpus": hc.get("NanoCpus"),
+        "pids_limit": hc.get("PidsLimit"),
+        "shm_size_bytes": hc.get("ShmSize"),
+        "ipc_mode": hc.get("IpcMode"),
+        "gpus": gpus,
+        "network_mode": hc.get("NetworkMode"),
+        "network_internal": bool((network or {}).get("Internal")),
+        "network_host_address": net_opts.get("com.docker.network.bridge.inhibit_ipv4") != "true",
+        "ulimits": hc.get("Ulimits") or [],
+    }
