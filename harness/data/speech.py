@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.text import read_lines, read_references
+from harness.data.text import TextDataset, read_lines, read_references
 from harness.errors import HarnessError
 
 
@@ -108,8 +108,6 @@ class SpeechDataset:
 
 def load_dataset(modality: str, source: Path, references: dict[str, Path]) -> TextDataset | SpeechDataset:
     """The dataset reader for a track's modality."""
-    from harness.data.text import TextDataset
-
     if modality == "speech":
         return SpeechDataset.load(source, references)
     return TextDataset.load(source, references)

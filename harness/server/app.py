@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,6 @@ from harness.server.handlers import (
     StreamHandler,
 )
 
-SCORES_NAME = "scores.json"
 log = logging.getLogger("harness.server")
 
 
@@ -62,24 +59,20 @@ def make_app(evaluation: Evaluation) -> tornado.web.Application:
 
 
 def score_evaluation(evaluation: Evaluation) -> dict[str, Any]:
-    """Scores of the logged instances via harness.scoring."""
+    """Scores of the logged instances (harness.scoring)."""
     from harness.scoring import score_records
 
     track = evaluation.track
-    return score_records(evaluation.records(), latency_unit=evaluation.latency_unit, tokenizer=track.tokenizer)
+    return score_records(evaluation.records(), latency_unit=track.latency_unit, tokenizer=track.tokenizer,
+                         computation_aware=track.computation_aware, speech=evaluation.speech,
+                         source=str(evaluation.writer.path))
 
 
-def write_scores(evaluation: Evaluation, output: Path) -> Path:
-    """Score the log and write scores.json beside it (atomically)."""
-    scores = score_evaluation(evaluation)
-    scores.setdefault("info", {})
-    if isinstance(scores["info"], dict):
-        scores["info"].setdefault("source", str(evaluation.writer.path))
-    path = Path(output) / SCORES_NAME
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(scores, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+def write_scores(evaluation: Evaluation) -> Path:
+    """Score the log and write scores.json beside it."""
+    from harness.scoring import write_scores as write
+
+    return write(evaluation.writer.path, scores=score_evaluation(evaluation))
 
 
 def serve(evaluation: Evaluation, host: str, port: int, output: Path, exit_when_done: bool = False,
@@ -110,7 +103,7 @@ def serve(evaluation: Evaluation, host: str, port: int, output: Path, exit_when_
 
         def finished() -> None:
             try:
-                path = write_scores(evaluation, output)
+                path = write_scores(evaluation)
                 print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
                       file=sys.stderr, flush=True)
             except Exception as exc:  # scoring is not the server's job to survive; report it and go on

@@ -238,10 +238,9 @@ class Session:
 
 
 def final_delays(revisions: list[dict[str, Any]], unit: str) -> tuple[list[float], list[float]]:
-    """Delays and elapsed times of the tokens of the final revision (via the metrics package)."""
+    """Delays and elapsed times of the tokens of the final revision (harness.metrics.stability)."""
     from harness.metrics.stability import final_token_delays
 
-    result = final_token_delays(revisions)
-    if isinstance(result, tuple):
-        return list(result[0]), list(result[1])
-    return list(result), list(result)
+    delays = final_token_delays([(r["delay"], r["text"]) for r in revisions], unit)
+    elapsed = final_token_delays([(r["elapsed"], r["text"]) for r in revisions], unit)
+    return delays, elapsed

@@ -1,0 +1,36 @@
+"""`harness run`: joint mode — the server and the client in one process, without HTTP by default."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "evaluate an agent on a dataset in one command (server and client together); writes instances.log, scores.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.client.options import add_agent_arguments
+
+    parser.add_argument("--config", required=True, help="task config (YAML)")
+    parser.add_argument("--dataset", required=True, help="dataset name, e.g. dev")
+    parser.add_argument("--track", default=None, help="track name (needed when the config has several)")
+    parser.add_argument("--output", required=True, help="folder for instances.log and scores.json")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted run in --output")
+    parser.add_argument("--overwrite", action="store_true", help="start over even if instances.log exists")
+    parser.add_argument("--transport", choices=("inprocess", "ws", "http"), default="inprocess",
+                        help="in-process calls (default), or a loopback server with the WebSocket or HTTP client")
+    add_agent_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from harness.client.joint import joint_run
+    from harness.client.options import parse_agent
+
+    agent = parse_agent(args)
+    summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,
+                                     resume=args.resume, overwrite=args.overwrite, transport=args.transport,
+                                     num_workers=args.num_workers, instances=args.instances, progress=args.progress)
+    print(f"harness run: {summary.decoded} instance(s) decoded ({summary.errors} with errors), "
+          f"{summary.actions} actions in {summary.seconds:.2f} s; scores in {scores_path}", file=sys.stderr)
+    return 0
