@@ -115,10 +115,18 @@ def score_records(
     speech: bool | None = None,
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The scores.json object of a list of validated instance records (see module docstring)."""
+    """The scores.json object of a list of validated instance records (see module docstring).
+
+    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them.
+    """
     if not records:
         raise HarnessError("no instances to score")
+    wanted = set(metrics) if metrics is not None else set(QUALITY_METRICS) | set(lat.LATENCY_METRICS)
+    unknown = wanted - set(QUALITY_METRICS) - set(lat.LATENCY_METRICS)
+    if unknown:
+        raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
     records = sorted(records, key=lambda r: r.get("index", 0))
     if speech is None:
         speech = _is_speech(records[0], latency_unit)
@@ -141,7 +149,7 @@ def score_records(
     if len(sets) > 1:
         groups.append(("@multi", "+".join(sets), [refs_by_set[n] for n in sets]))
     for suffix, set_name, streams in groups:
-        for metric in QUALITY_METRICS:
+        for metric in (m for m in QUALITY_METRICS if m in wanted):
             rec = quality_score(metric, hyps, streams, tokenizer=tokenizer, counts=counts, seed=seed)
             rec["reference_set"] = set_name
             out[metric + suffix] = rec
@@ -149,7 +157,8 @@ def score_records(
     # latency on the first reference set
     per_instance = [instance_metrics(r, latency_unit, reference_set=sets[0], speech=speech) for r in records]
     has_ca = computation_aware and any(_elapsed(r) is not None for r in records)
-    names = list(lat.LATENCY_METRICS) + ([f"{n}_CA" for n in lat.LATENCY_METRICS] if has_ca else [])
+    plain = [n for n in lat.LATENCY_METRICS if n in wanted]
+    names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     for name in names:
         base = name.removesuffix("_CA")
         score, ci = _mean_record([m.get(name) for m in per_instance], counts)

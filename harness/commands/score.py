@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (1000)")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
+    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", help="only these metrics (default: all)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json")
 
 
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap,
         seed=args.seed,
         computation_aware=not args.no_computation_aware,
+        metrics=args.metrics,
     )
     target = None if args.no_write else write_scores(args.path, scores)
     if args.format == "json":
