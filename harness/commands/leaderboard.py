@@ -1,0 +1,72 @@
+"""`harness leaderboard RESULTS --output SITE`: render the static leaderboard site from a results directory."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+HELP = "render the static HTML leaderboard (tables, plots, per-instance views) from a results directory"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", type=Path, metavar="RESULTS", help="results directory written by `harness evaluate`")
+    parser.add_argument("--output", "-o", type=Path, required=True, metavar="SITE",
+                        help="folder for the site (created; a site written here before is replaced)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="task config (regimes, metric lists, primary metrics); default: RESULTS/config.yaml "
+                             "or the path summary.json names, else inferred from the scores")
+    parser.add_argument("--no-instance-pages", action="store_true",
+                        help="leave out the per-instance pages (they show hidden test sources and references)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the paired significance test")
+
+
+def _render_module() -> ModuleType:
+    """`leaderboard.render`, also when the package is not installed (it sits next to `harness/` in the repo)."""
+    try:
+        return importlib.import_module("leaderboard.render")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("leaderboard", "leaderboard.render"):
+            raise
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "leaderboard" / "render.py").is_file():
+        from harness.errors import HarnessError
+
+        raise HarnessError("the leaderboard package is not installed (expected leaderboard/ next to harness/)")
+    sys.path.insert(0, str(root))
+    return importlib.import_module("leaderboard.render")
+
+
+def _config_path(args: argparse.Namespace) -> Path | None:
+    if args.config is not None:
+        return args.config
+    for name in ("config.yaml", "task.yaml"):
+        if (args.results / name).is_file():
+            return args.results / name
+    import json
+
+    try:
+        named = json.loads((args.results / "summary.json").read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(named, str) and Path(named).is_file():
+        return Path(named)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.errors import HarnessError
+
+    if args.bootstrap < 1:
+        raise HarnessError(f"--bootstrap must be positive, got {args.bootstrap}")
+    cfg_path = _config_path(args)
+    config = load_config(cfg_path, check_files=False) if cfg_path else None
+    render = _render_module()
+    index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages,
+                                      bootstrap=args.bootstrap)
+    print(f"leaderboard: {pages} pages written; open {index.resolve().as_uri()}")
+    return 0

@@ -1,0 +1,308 @@
+"""Read a results directory (docs/formats.md, "Results layout") into the objects the pages are made of.
+
+Nothing here computes a metric: scores come from summary.json / scores.json as the scorer wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config import TaskConfig, Track
+from harness.errors import HarnessError
+from leaderboard.metrics_info import describe
+
+OK_STATUSES = ("ok", "partial")
+META_KEYS = ("counts", "info")
+CLIENT_LOG_TAIL_LINES = 60
+
+
+def slugify(text: str) -> str:
+    """A file-name-safe form of a submission id or dataset name (keeps it readable)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
+    return slug[:80]
+
+
+def read_json(path: Path, what: str) -> Any:
+    """Parse a JSON file; a broken one is a one-line HarnessError naming the file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read {what}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{path}: line {exc.lineno}: {what} is not valid JSON: {exc.msg}") from None
+
+
+def read_instances(path: Path) -> list[dict[str, Any]]:
+    """Records of an instances.log; a torn (half-written) last line is left out, as every reader does."""
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if number >= len(lines) - 1:  # the last line, interrupted while written
+                break
+            raise HarnessError(f"{path}: line {number}: not a JSON record") from None
+        if isinstance(rec, dict):
+            records.append(rec)
+    records.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+    return records
+
+
+def tail(path: Path, lines: int = CLIENT_LOG_TAIL_LINES) -> str | None:
+    """The last `lines` lines of a text file (None when the file does not exist)."""
+    if not path.is_file():
+        return None
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        return "".join(deque(fh, maxlen=lines))
+
+
+def as_float(value: Any) -> float | None:
+    """A finite float, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if f == f and abs(f) != float("inf") else None
+
+
+@dataclass
+class Run:
+    """One submission × dataset, as in summary.json's `runs`, with its files."""
+
+    submission: str
+    team: str
+    system: str
+    track: str
+    kind: str
+    baseline: bool
+    dataset: str
+    status: str
+    reason: str | None
+    scores: dict[str, Any]
+    run_dir: Path | None = None
+    manifest: dict[str, Any] = field(default_factory=dict)
+    client_log_tail: str | None = None
+    slug: str = ""
+
+    @property
+    def scored(self) -> bool:
+        """Has scores to rank (status ok or partial)."""
+        return self.status in OK_STATUSES and any(k not in META_KEYS for k in self.scores)
+
+    @property
+    def metric_keys(self) -> list[str]:
+        return [k for k, v in self.scores.items() if k not in META_KEYS and isinstance(v, dict)]
+
+    def score(self, key: str) -> float | None:
+        rec = self.scores.get(key)
+        return as_float(rec.get("score")) if isinstance(rec, dict) else None
+
+    def ci(self, key: str) -> tuple[float, float] | None:
+        rec = self.scores.get(key)
+        ci = rec.get("ci95") if isinstance(rec, dict) else None
+        if isinstance(ci, (list, tuple)) and len(ci) == 2:
+            lo, hi = as_float(ci[0]), as_float(ci[1])
+            if lo is not None and hi is not None:
+                return (lo, hi)
+        return None
+
+    @property
+    def is_retranslation(self) -> bool:
+        return "NE" in self.scores
+
+    @property
+    def page(self) -> str:
+        """Path of the submission page, relative to the site root."""
+        return f"runs/{self.slug}/index.html"
+
+    def instances(self) -> list[dict[str, Any]]:
+        return read_instances(self.run_dir / "instances.log") if self.run_dir else []
+
+
+@dataclass
+class Regime:
+    """A latency regime table: the runs whose primary latency is at most `max_latency`, ranked."""
+
+    name: str
+    max_latency: float | None
+    runs: list[Run]
+
+
+@dataclass
+class Board:
+    """One track on one dataset: what the index shows in one section."""
+
+    track: str
+    dataset: str
+    runs: list[Run]
+    config: Track | None
+    primary_quality: str
+    primary_latency: str
+    columns: list[str]
+    regimes: list[Regime] = field(default_factory=list)
+    latency_unit: str = ""
+    modality: str = ""
+
+    @property
+    def slug(self) -> str:
+        return slugify(f"{self.track}-{self.dataset}")
+
+    @property
+    def scored(self) -> list[Run]:
+        return [r for r in self.runs if r.scored and r.score(self.primary_quality) is not None]
+
+    @property
+    def unranked(self) -> list[Run]:
+        return [r for r in self.runs if r not in self.scored]
+
+    def ranked(self, runs: list[Run]) -> list[Run]:
+        """`runs` best first by the primary quality metric (direction from its definition)."""
+        up = describe(self.primary_quality).higher_is_better is not False
+        return sorted(runs, key=lambda r: (-(r.score(self.primary_quality) or 0.0) if up
+                                           else (r.score(self.primary_quality) or 0.0), r.submission))
+
+    @property
+    def best(self) -> Run | None:
+        ranked = self.ranked(self.scored)
+        return ranked[0] if ranked else None
+
+    def signatures(self) -> dict[str, str]:
+        """Distinct sacrebleu signatures per quality column, over the board's runs."""
+        out: dict[str, set[str]] = {}
+        for r in self.scored:
+            for key in r.metric_keys:
+                sig = r.scores[key].get("signature")
+                if isinstance(sig, str) and describe(key).kind == "quality":
+                    out.setdefault(key, set()).add(sig)
+        return {k: " / ".join(sorted(v)) for k, v in sorted(out.items())}
+
+
+@dataclass
+class Results:
+    """A whole results directory."""
+
+    root: Path
+    summary: dict[str, Any]
+    runs: list[Run]
+    boards: list[Board]
+    task: str
+
+
+def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
+    where = f"{root / 'summary.json'}: runs[{i}]"
+    if not isinstance(raw, dict):
+        raise HarnessError(f"{where}: expected an object")
+    for key in ("submission", "track", "dataset", "status"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise HarnessError(f"{where}.{key}: missing or not a string")
+    sub, ds = raw["submission"], raw["dataset"]
+    run_dir = root / sub / ds if (root / sub / ds).is_dir() and "/" not in sub + ds and ".." not in sub + ds else None
+    scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
+    if not scores and run_dir and (run_dir / "scores.json").is_file():
+        scores = read_json(run_dir / "scores.json", "scores.json")
+    manifest_path = root / sub / "manifest.json"
+    manifest = read_json(manifest_path, "manifest.json") if run_dir and manifest_path.is_file() else {}
+    slug = slugify(f"{sub}-{ds}")
+    while slug in used:
+        slug += "_"
+    used.add(slug)
+    return Run(
+        submission=sub,
+        team=str(raw.get("team") or sub),
+        system=str(raw.get("system") or ""),
+        track=raw["track"],
+        kind=str(raw.get("kind") or "primary"),
+        baseline=bool(raw.get("baseline")),
+        dataset=ds,
+        status=raw["status"],
+        reason=raw.get("reason") if isinstance(raw.get("reason"), str) else None,
+        scores=scores,
+        run_dir=run_dir,
+        manifest=manifest if isinstance(manifest, dict) else {},
+        client_log_tail=tail(run_dir / "client.log") if run_dir else None,
+        slug=slug,
+    )
+
+
+def _columns(track: Track | None, runs: list[Run], pq: str, pl: str) -> list[str]:
+    """Index columns: configured quality and latency metrics, the CA primary latency, NE and Norm-Scores."""
+    present: list[str] = []
+    for r in runs:
+        for k in r.metric_keys:
+            if k not in present:
+                present.append(k)
+    if track is not None:
+        wanted = [*track.quality, *track.latency]
+    else:
+        wanted = [k for k in present if "@" not in k and not k.endswith("_CA") and describe(k).kind != "other"]
+    for first in (pl, pq):
+        if first in wanted:
+            wanted.remove(first)
+        wanted.insert(0, first)
+    quality = [k for k in wanted if describe(k).kind == "quality"]
+    latency = [k for k in wanted if describe(k).kind == "latency"]
+    if f"{pl}_CA" in present:
+        latency.insert(latency.index(pl) + 1 if pl in latency else 0, f"{pl}_CA")
+    extra = [k for k in present if "@" not in k and describe(k).kind in ("stability", "norm")]
+    return [k for k in quality + latency + extra if k in present] or [pq]
+
+
+def _board(track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None) -> Board:
+    track = next((t for t in config.tracks if t.name == track_name), None) if config else None
+    pq = track.primary_quality if track else "BLEU"
+    pl = track.primary_latency if track else "LAAL"
+    board = Board(track_name, dataset, runs, track, pq, pl, _columns(track, runs, pq, pl))
+    board.latency_unit = track.latency_unit if track else ""
+    board.modality = track.modality if track else ""
+    if not board.latency_unit:
+        for r in runs:
+            info = r.scores.get("info")
+            if isinstance(info, dict) and isinstance(info.get("latency_unit"), str):
+                board.latency_unit = info["latency_unit"]
+                break
+    if board.latency_unit == "ms":
+        board.modality = board.modality or "speech"
+    scored = board.scored
+    regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
+    for reg in regimes:
+        inside = [r for r in scored if (r.score(pl) is not None and r.score(pl) <= reg.max_latency)]
+        board.regimes.append(Regime(reg.name, reg.max_latency, board.ranked(inside)))
+    if regimes:
+        top = regimes[-1].max_latency
+        above = [r for r in scored if r.score(pl) is None or r.score(pl) > top]
+        if above:
+            board.regimes.append(Regime(f"above {top:g}", None, board.ranked(above)))
+    else:
+        board.regimes.append(Regime("all", None, board.ranked(scored)))
+    return board
+
+
+def load_results(root: Path, config: TaskConfig | None = None) -> Results:
+    """Read RESULTS/summary.json and every run's files; group runs into boards (track × dataset)."""
+    if not root.is_dir():
+        raise HarnessError(f"{root}: results directory not found")
+    summary = read_json(root / "summary.json", "summary.json")
+    if not isinstance(summary, dict) or not isinstance(summary.get("runs"), list):
+        raise HarnessError(f"{root / 'summary.json'}: expected an object with a list 'runs'")
+    used: set[str] = set()
+    runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
+    keys: list[tuple[str, str]] = []
+    for r in runs:
+        if (r.track, r.dataset) not in keys:
+            keys.append((r.track, r.dataset))
+    order = {t.name: i for i, t in enumerate(config.tracks)} if config else {}
+    keys.sort(key=lambda k: (order.get(k[0], len(order)), k[0], k[1] != "test", k[1]))
+    boards = [_board(t, d, [r for r in runs if (r.track, r.dataset) == (t, d)], config) for t, d in keys]
+    task = str(summary.get("task") or (config.task if config else "") or root.name)
+    return Results(root, summary, runs, boards, task)

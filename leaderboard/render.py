@@ -1,0 +1,163 @@
+"""Render the static leaderboard site: results directory → SITE/ (index, submission and instance pages,
+downloads, bundled CSS/JS). Works offline: every link is relative and nothing refers outside the site."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from harness import __version__
+from harness.config import TaskConfig
+from harness.errors import HarnessError
+from leaderboard import views
+from leaderboard.metrics_info import describe
+from leaderboard.model import Board, Results, Run, load_results, slugify
+from leaderboard.plots import quality_latency_svg, timeline_svg
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+MARKER = ".harness-leaderboard"
+
+
+def environment() -> jinja2.Environment:
+    """The jinja2 environment: autoescaping on for every template, undefined names are errors."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = _num
+    env.globals["describe"] = describe
+    return env
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}" if abs(value) >= 1000 else f"{value:.{digits}f}"
+    return str(value)
+
+
+def _prepare_output(out: Path) -> None:
+    """Empty `out` if it is a site this command wrote before; refuse to write into any other non-empty folder."""
+    if out.exists():
+        if not out.is_dir():
+            raise HarnessError(f"{out}: exists and is not a directory")
+        if any(out.iterdir()):
+            if not (out / MARKER).is_file():
+                raise HarnessError(f"{out}: not empty and not a leaderboard site; choose an empty or new folder")
+            shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by `harness leaderboard`; the whole folder is replaced on the next run\n")
+
+
+class SiteWriter:
+    """Writes the pages of one site."""
+
+    def __init__(self, results: Results, out: Path, instance_pages: bool = True, bootstrap: int = 1000) -> None:
+        self.results = results
+        self.out = out
+        self.env = environment()
+        self.instance_pages = instance_pages
+        self.bootstrap = bootstrap
+        self.generated_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        self.pages = 0
+
+    def page(self, template: str, rel: str, **ctx: Any) -> None:
+        depth = rel.count("/")
+        html = self.env.get_template(template).render(
+            root="../" * depth, task=self.results.task, summary=self.results.summary, boards=self.results.boards,
+            harness_version=__version__, generated_at=self.generated_at, **ctx)
+        target = self.out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+        self.pages += 1
+
+    def write(self) -> Path:
+        shutil.copytree(STATIC, self.out / "static")
+        sig: dict[str, dict[str, dict[str, Any]]] = {}
+        plots: dict[str, Markup | None] = {}
+        for board in self.results.boards:
+            sig[board.slug] = views.significance(board, self.bootstrap)
+            svg = quality_latency_svg(board)
+            plots[board.slug] = Markup(svg) if svg else None  # built by leaderboard.svg, every text escaped
+        downloads = self.downloads()
+        self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
+                  glossary=self.glossary())
+        for board in self.results.boards:
+            for run in board.runs:
+                self.run_pages(board, run, sig[board.slug].get(run.slug, {}))
+        return self.out / "index.html"
+
+    def glossary(self) -> list[Any]:
+        keys: list[str] = []
+        for board in self.results.boards:
+            for k in board.columns:
+                if k not in keys:
+                    keys.append(k)
+        return [describe(k) for k in keys]
+
+    def downloads(self) -> dict[str, dict[str, str]]:
+        """Per track: summary.json and summary.csv. {track: {"json": path, "csv": path}}."""
+        out: dict[str, dict[str, str]] = {}
+        (self.out / "downloads").mkdir(exist_ok=True)
+        shutil.copyfile(self.results.root / "summary.json", self.out / "downloads" / "summary.json")
+        for track in dict.fromkeys(b.track for b in self.results.boards):
+            folder = self.out / "downloads" / slugify(track)
+            folder.mkdir(parents=True, exist_ok=True)
+            data = views.track_summary(self.results, track)
+            (folder / "summary.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                                                 encoding="utf-8")
+            runs = [r for r in self.results.runs if r.track == track]
+            (folder / "summary.csv").write_text(views.track_csv(runs), encoding="utf-8")
+            out[track] = {"json": f"downloads/{slugify(track)}/summary.json",
+                          "csv": f"downloads/{slugify(track)}/summary.csv"}
+        return out
+
+    def run_pages(self, board: Board, run: Run, significance: dict[str, Any]) -> None:
+        from harness.scoring import instance_metrics
+
+        records = run.instances()
+        unit = board.latency_unit or "word"
+        per_instance = []
+        for rec in records:
+            try:
+                metrics = instance_metrics(rec, unit)
+            except (KeyError, TypeError, ValueError, ZeroDivisionError, HarnessError) as exc:
+                metrics = {"error": f"{type(exc).__name__}: {exc}"}
+            per_instance.append((rec, metrics))
+        latency_keys = [k for k in board.columns if describe(k).kind == "latency"]
+        base = f"runs/{run.slug}"
+        self.page("submission.html", f"{base}/index.html", board=board, run=run, rows=views.score_rows(run),
+                  significance=significance, best=board.best, counts=views.counts(run),
+                  manifest=views.manifest_items(run.manifest), instances=per_instance, latency_keys=latency_keys,
+                  instance_pages=self.instance_pages)
+        if not self.instance_pages:
+            return
+        for n, (rec, metrics) in enumerate(per_instance):
+            view = views.timeline(rec, unit)
+            prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
+            next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
+            self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,
+                      metrics=metrics, view=view, slider=views.slider_data(view),
+                      timeline=Markup(timeline_svg(view)), prev_i=prev_i, next_i=next_i)
+
+
+def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *, instance_pages: bool = True,
+                bootstrap: int = 1000) -> tuple[Path, int]:
+    """Read RESULTS, write the site into `out`; returns (index.html path, number of pages)."""
+    results = load_results(results_dir, config)
+    _prepare_output(out)
+    writer = SiteWriter(results, out, instance_pages, bootstrap)
+    index = writer.write()
+    return index, writer.pages

@@ -1,0 +1,276 @@
+"""A real results directory for the leaderboard tests, made by running simple deterministic policies.
+
+The source is the bundled UDHR text (en→es, test split) and the LibriVox recordings of pocketsphinx-testdata
+(speech). Translations come from Apertium (eng-spa), run once over every source prefix the policies can ask for;
+the policies (wait-k, re-translation, offline, a cascade over the LibriVox transcripts) decide from the prefixes
+they have read only. Records follow docs/formats.md and are scored by the real scorer (`harness.scoring`).
+Nothing here writes a score by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import soundfile as sf
+
+from harness import __version__
+from harness.instances_reader import validate_record
+from harness.metrics.stability import final_token_delays
+from harness.scoring import score_records
+
+REPO = Path(__file__).resolve().parents[1]
+UDHR = REPO / "data" / "udhr"
+LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+XSS_TEAM = '<script>window.__pwned = "team"</script>Tag Team'
+XSS_TEXT = '<script>window.__pwned = "hypothesis"</script>'
+SEGMENT_MS = 320
+
+
+def apertium(lines: list[str]) -> list[str]:
+    """Translate lines en→es with one Apertium call (unknown words are kept as they are)."""
+    out = subprocess.run(["apertium", "-u", "eng-spa"], input="\n".join(lines) + "\n", capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    result = out.split("\n")[: len(lines)]
+    return [" ".join(r.split()) for r in result]
+
+
+class PrefixMT:
+    """Apertium translations of every word prefix of a set of sentences (a table the policies look into)."""
+
+    def __init__(self, sentences: list[list[str]]) -> None:
+        keys = sorted({" ".join(words[:j]) for words in sentences for j in range(1, len(words) + 1)})
+        self.table = dict(zip(keys, apertium(keys), strict=True))
+
+    def __call__(self, words: list[str]) -> list[str]:
+        return self.table[" ".join(words)].split() if words else []
+
+
+def _wait_k(src: list[str], mt: PrefixMT, k: int, echo: str = "") -> tuple[list[str], list[float], list[float]]:
+    """Wait-k over prefix translations: after reading j words, commit the next word of MT(prefix) while j-m >= k."""
+    start = time.perf_counter()
+    out: list[str] = []
+    delays: list[float] = []
+    elapsed: list[float] = []
+    j = 0
+    while True:
+        finished = j == len(src)
+        hyp = mt(src[:j])
+        if (finished or j - len(out) >= k) and len(out) < len(hyp):
+            out.append(hyp[len(out)])
+            delays.append(float(j))
+            elapsed.append(j + (time.perf_counter() - start) * 1000)
+        elif not finished:
+            j += 1
+        else:
+            break
+    if echo:
+        out.append(echo)
+        delays.append(float(j))
+        elapsed.append(j + (time.perf_counter() - start) * 1000)
+    return out, delays, elapsed
+
+
+def text_record(index: int, src: str, refs: dict[str, str], policy: str, mt: PrefixMT, k: int = 3,
+                echo: str = "") -> dict[str, Any]:
+    """Decode one sentence with `policy` (wait-k, offline or retranslation) into an instances.log record."""
+    words = src.split()
+    rec: dict[str, Any] = {"index": index, "source": src, "source_length": len(words),
+                           "reference": next(iter(refs.values())), "references": refs, "status": "ok", "error": None,
+                           "latency_unit": "word"}
+    start = time.perf_counter()
+    if policy == "retranslation":
+        revisions = []
+        for j in range(1, len(words) + 1):
+            text = " ".join(mt(words[:j]))
+            if not revisions or revisions[-1]["text"] != text:
+                revisions.append({"delay": float(j), "elapsed": j + (time.perf_counter() - start) * 1000,
+                                  "text": text})
+        final = revisions[-1]["text"].split()
+        rec["revisions"] = revisions
+        delays = final_token_delays([(r["delay"], r["text"]) for r in revisions])
+        elapsed = final_token_delays([(r["elapsed"], r["text"]) for r in revisions])
+    else:
+        final, delays, elapsed = _wait_k(words, mt, len(words) if policy == "offline" else k, echo)
+    rec.update(prediction=" ".join(final), delays=delays, elapsed=elapsed, prediction_length=len(final),
+               timing={"wall_s": time.perf_counter() - start, "server_s": 0.0})
+    return rec
+
+
+def speech_record(index: int, wav: Path, transcript: list[str], ref: str, mt: PrefixMT, k: int) -> dict[str, Any]:
+    """A cascade over the recording: words of the transcript known in proportion to the audio read, wait-k MT."""
+    info = sf.info(str(wav))
+    total = info.frames * 1000.0 / info.samplerate
+    start = time.perf_counter()
+    out: list[str] = []
+    delays: list[float] = []
+    elapsed: list[float] = []
+    read = 0.0
+    while True:
+        finished = read >= total
+        known = transcript if finished else transcript[: int(len(transcript) * read / total)]
+        hyp = mt(known)
+        if (finished or len(known) - len(out) >= k) and len(out) < len(hyp):
+            out.append(hyp[len(out)])
+            delays.append(read)
+            elapsed.append(read + (time.perf_counter() - start) * 1000)
+        elif not finished:
+            read = min(read + SEGMENT_MS, total)
+        else:
+            break
+    return {"index": index, "source": [str(wav)], "source_length": total, "prediction": " ".join(out),
+            "delays": delays, "elapsed": elapsed, "prediction_length": len(out), "reference": ref,
+            "references": {"orig": ref}, "status": "ok", "error": None, "latency_unit": "ms",
+            "timing": {"wall_s": time.perf_counter() - start, "server_s": 0.0}}
+
+
+CONFIG = """\
+task: leaderboard-fixture
+tracks:
+  - name: text-en-es
+    modality: text
+    source_lang: en
+    target_lang: es
+    latency_unit: word
+    quality: [BLEU, chrF, TER]
+    latency: [LAAL, AL, AP, DAL, ATD, StartOffset, EndOffset]
+    primary: {{quality: BLEU, latency: LAAL}}
+    regimes: [{{name: low, max_latency: 3}}, {{name: high, max_latency: 6}}]
+    baseline: organizers-offline
+    datasets:
+      test: {{source: {udhr}/test.en, references: {{orig: {udhr}/test.es, mono: {mono}}}}}
+  - name: speech-en-es
+    modality: speech
+    source_lang: en
+    target_lang: es
+    quality: [BLEU, chrF]
+    latency: [LAAL, AL, StartOffset]
+    primary: {{quality: BLEU, latency: LAAL}}
+    regimes: [{{name: low, max_latency: 1000}}, {{name: high, max_latency: 2000}}]
+    datasets:
+      test: {{source: {speech_list}, references: {{orig: {speech_ref}}}}}
+"""
+
+# submission id, team, system, kind, baseline, track, policy, k
+TEXT_RUNS = [
+    ("organizers-offline", "Organizers", "offline", "primary", True, "offline", 0),
+    ("lab-a-wait1", "Lab A", "wait-1", "contrastive", False, "wait-k", 1),
+    ("lab-a-wait3", "Lab A", "wait-3", "primary", False, "wait-k", 3),
+    ("lab-a-wait5", "Lab A", "wait-5", "contrastive", False, "wait-k", 5),
+    ("flicker-retrans", "Flicker", "re-translation", "primary", False, "retranslation", 0),
+    ("tag-team-wait2", XSS_TEAM, "wait-2 <b>echo</b>", "primary", False, "wait-k", 2),
+]
+SPEECH_RUNS = [("speechy-k2", "Speechy", "cascade wait-2", "primary", 2),
+               ("speechy-k4", "Speechy", "cascade wait-4", "contrastive", 4)]
+
+
+def _manifest(config_text: str) -> dict[str, Any]:
+    import hashlib
+
+    return {"harness_version": __version__, "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
+            "image_digest": None, "isolation": {"mode": "local process (test fixture, no container)"},
+            "hardware": {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+                         "python": platform.python_version()}}
+
+
+def _write_run(root: Path, sub: str, ds: str, records: list[dict[str, Any]], scores: dict[str, Any] | None,
+               client_log: str, manifest: dict[str, Any]) -> None:
+    run_dir = root / sub / ds
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "instances.log").open("w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if scores is not None:
+        (run_dir / "scores.json").write_text(json.dumps(scores, indent=1, ensure_ascii=False), encoding="utf-8")
+    (run_dir / "client.log").write_text(client_log, encoding="utf-8")
+    (root / sub / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+def build_results(root: Path) -> tuple[Path, Path]:
+    """Write RESULTS (under `root`) and its task config; returns (results dir, config path)."""
+    root.mkdir(parents=True, exist_ok=True)
+    src = (UDHR / "test.en").read_text(encoding="utf-8").splitlines()
+    orig = (UDHR / "test.es").read_text(encoding="utf-8").splitlines()
+    mono = apertium(src)  # a second, monotone reference set (as SiMuST-C's `mono`)
+    (root / "test.mono.es").write_text("\n".join(mono) + "\n", encoding="utf-8")
+    transcripts: list[tuple[Path, list[str]]] = []
+    for line in (LIBRIVOX / "transcription").read_text().splitlines():
+        words, _, fid = line.rpartition("(")
+        words_l = [w for w in words.split() if w not in ("<s>", "</s>")]
+        transcripts.append((LIBRIVOX / (fid.strip(" )") + ".wav"), words_l))
+    speech_refs = apertium([" ".join(w) for _, w in transcripts])
+    (root / "speech.list").write_text("\n".join(str(p) for p, _ in transcripts) + "\n", encoding="utf-8")
+    (root / "speech.es").write_text("\n".join(speech_refs) + "\n", encoding="utf-8")
+    config_text = CONFIG.format(udhr=UDHR, mono=root / "test.mono.es", speech_list=root / "speech.list",
+                                speech_ref=root / "speech.es")
+    config = root / "task.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    mt = PrefixMT([s.split() for s in src] + [w for _, w in transcripts])
+    results = root / "results"
+    manifest = _manifest(config_text)
+    runs: list[dict[str, Any]] = []
+    baseline_scores: dict[str, Any] | None = None
+    for sub, team, system, kind, is_base, policy, k in TEXT_RUNS:
+        records = [text_record(i, s, {"orig": o, "mono": m}, policy, mt, k,
+                               echo=XSS_TEXT if sub.startswith("tag-team") and i == 0 else "")
+                   for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True))]
+        scores = score_records(records, latency_unit="word", bootstrap=200, source=f"{sub}/test/instances.log",
+                               baseline=None if baseline_scores is None else ("organizers-offline", baseline_scores))
+        if is_base:
+            baseline_scores = scores
+        log = f"[agent] {policy} k={k}: decoded {len(records)} instances\n"
+        _write_run(results, sub, "test", records, scores, log, manifest)
+        runs.append({"submission": sub, "team": team, "system": system, "track": "text-en-es", "kind": kind,
+                     "baseline": is_base, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
+    # a run whose agent raised on instance 5: what it decoded before is kept, scored and flagged partial
+    records, log = [], ""
+    for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True)):
+        try:
+            if i == 5:
+                raise ZeroDivisionError("division by zero")
+            records.append(text_record(i, s, {"orig": o, "mono": m}, "wait-k", mt, 4))
+        except ZeroDivisionError as exc:
+            log = f"[agent] decoding instance {i}\nTraceback (most recent call last):\nZeroDivisionError: {exc}\n"
+            break
+    scores = score_records(records, latency_unit="word", bootstrap=200)
+    _write_run(results, "crashy-wait4", "test", records, scores, log, manifest)
+    runs.append({"submission": "crashy-wait4", "team": "Crashy", "system": "wait-4", "track": "text-en-es",
+                 "kind": "primary", "baseline": False, "dataset": "test", "status": "partial",
+                 "reason": f"crash on instance {len(records)}: ZeroDivisionError: division by zero", "scores": scores})
+    runs.append({"submission": "broken-build", "team": "Broken", "system": "nothing", "track": "text-en-es",
+                 "kind": "primary", "baseline": False, "dataset": "test", "status": "build_error",
+                 "reason": "Dockerfile line 3: COPY failed: file not found: model.bin", "scores": {}})
+    for sub, team, system, kind, k in SPEECH_RUNS:
+        records = [speech_record(i, wav, words, ref, mt, k)
+                   for i, ((wav, words), ref) in enumerate(zip(transcripts, speech_refs, strict=True))]
+        scores = score_records(records, latency_unit="ms", bootstrap=200, speech=True)
+        _write_run(results, sub, "test", records, scores, f"[agent] cascade wait-{k}\n", manifest)
+        runs.append({"submission": sub, "team": team, "system": system, "track": "speech-en-es", "kind": kind,
+                     "baseline": False, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
+    summary = {"task": "leaderboard-fixture", "harness_version": __version__,
+               "config_sha256": manifest["config_sha256"], "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "runs": runs}
+    (results / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
+    return results, config
+
+
+@pytest.fixture(scope="session")
+def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(results dir, config path), built once per test session."""
+    return build_results(tmp_path_factory.mktemp("leaderboard") / "task")
+
+
+def test_fixture_records_follow_the_instances_log_format(fixture_results: tuple[Path, Path]) -> None:
+    results, _ = fixture_results
+    logs = sorted(results.glob("*/test/instances.log"))
+    assert len(logs) == len(TEXT_RUNS) + 1 + len(SPEECH_RUNS)
+    for log in logs:
+        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+            assert validate_record(json.loads(line), f"{log}:{n}") is None
+    retrans = [json.loads(x) for x in (results / "flicker-retrans/test/instances.log").read_text().splitlines()]
+    assert any(len(r["revisions"]) > 1 for r in retrans)
