@@ -1,0 +1,44 @@
+"""`harness check SUBMISSION_DIR`: static checks of a submission, one line per finding."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+HELP = "check a submission folder statically (schema, files, build context, image architecture and size)"
+
+
+def _size(text: str) -> int:
+    """`500m`, `4g`, `4GiB`, `1000000` → bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text.lower())
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500m, 4g)")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submission", type=Path, help="the submission folder (holding submission.yaml)")
+    parser.add_argument("--config", type=Path, help="task config: also check that the track exists")
+    parser.add_argument("--max-context-size", type=_size, default=None, metavar="SIZE",
+                        help="cap on the build context or image.tar (default 4g)")
+    parser.add_argument("--max-image-size", type=_size, default=None, metavar="SIZE",
+                        help="cap on the built image (default 10g)")
+    parser.add_argument("--no-docker", action="store_true", help="skip the checks that ask the Docker engine")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only warnings and errors")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
+
+    config = load_config(args.config, check_files=False) if args.config else None
+    report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,
+                              max_image_bytes=args.max_image_size or DEFAULT_MAX_IMAGE_BYTES,
+                              use_docker=not args.no_docker)
+    for finding in report.findings:
+        if not (args.quiet and finding.level == OK):
+            print(finding)
+    n = len(report.errors)
+    print(f"{args.submission}: {'passed' if report.ok else f'{n} problem' + ('s' if n != 1 else '')}")
+    return 0 if report.ok else 1

@@ -1,0 +1,159 @@
+"""Static checks of a submission folder (`harness check`): nothing is built or run.
+
+Checks, in order: `submission.yaml` schema and the files it names; the track against a task config (if given);
+the build context (size cap, links escaping the folder) and the Dockerfile's FROM lines, or the `image.tar`
+archive's images and architecture; and, if the image is already on the engine, its architecture and size.
+Each finding is one line naming the file and field at fault.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.config import TaskConfig
+from harness.errors import HarnessError
+from harness.orchestrator import images, submissions
+from harness.orchestrator.submissions import Submission
+
+ERROR, WARNING, OK = "error", "warning", "ok"
+DEFAULT_MAX_IMAGE_BYTES = 10 * 1024**3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of a check report."""
+
+    level: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.message}"
+
+
+@dataclass
+class CheckReport:
+    """All findings for one submission folder."""
+
+    path: Path
+    submission: Submission | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.level == ERROR for f in self.findings)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == ERROR]
+
+    def add(self, level: str, message: str) -> None:
+        self.findings.append(Finding(level, message))
+
+
+def check_submission(path: str | Path, config: TaskConfig | None = None, max_context_bytes: int | None = None,
+                     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES, use_docker: bool = True) -> CheckReport:
+    """Every static check of a submission folder; never raises for a problem of the submission."""
+    report = CheckReport(Path(path))
+    try:
+        sub = submissions.load_submission(path)
+    except HarnessError as exc:
+        report.add(ERROR, str(exc))
+        return report
+    report.submission = sub
+    report.add(OK, f"{sub.yaml_path}: team {sub.team}, system {sub.system}, track {sub.track}, {sub.kind}")
+    if not sub.contact:
+        report.add(WARNING, f"{sub.yaml_path}: contact: empty; organizers cannot reach you about problems")
+    if config is not None:
+        _check_track(report, sub, config)
+    docker_ok = use_docker and _docker_answers()
+    if use_docker and not docker_ok:
+        report.add(WARNING, "no Docker engine answers: image checks skipped")
+    if sub.build.dockerfile is not None:
+        _check_dockerfile(report, sub, sub.build.dockerfile, max_context_bytes, docker_ok)
+    elif sub.build.image_tar is not None:
+        _check_image_tar(report, sub, sub.build.image_tar, max_context_bytes)
+    if docker_ok:
+        _check_built_image(report, sub, max_image_bytes)
+    return report
+
+
+def _check_track(report: CheckReport, sub: Submission, config: TaskConfig) -> None:
+    names = [t.name for t in config.tracks]
+    if sub.track in names:
+        report.add(OK, f"{sub.yaml_path}: track {sub.track!r} is a track of {config.path.name}")
+    else:
+        report.add(ERROR, f"{sub.yaml_path}: track: {sub.track!r} is not a track of {config.path} "
+                          f"(has: {', '.join(names)})")
+
+
+def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, max_bytes: int | None,
+                      docker_ok: bool) -> None:
+    rel = os.path.relpath(dockerfile, sub.path)
+    try:
+        scan = submissions.scan_context(sub.path, max_bytes, always=(rel,))
+        report.add(OK, f"{sub.path}: build context {len(scan.paths)} entries, {submissions.human_size(scan.size)}")
+    except HarnessError as exc:
+        report.add(ERROR, str(exc))
+    refs = submissions.from_images(dockerfile)
+    if not refs:
+        report.add(ERROR, f"{dockerfile}: no FROM line")
+        return
+    for ref in refs:
+        if submissions.uses_base_image(dockerfile) and ref.split(":")[0] == images.DEFAULT_TAG.split(":")[0]:
+            continue
+        if "$" in ref:
+            report.add(WARNING, f"{dockerfile}: FROM {ref}: build arguments in FROM cannot be checked")
+        elif docker_ok and not images.image_exists(ref):
+            report.add(WARNING, f"{dockerfile}: FROM {ref}: not on this engine, and evaluation machines may "
+                                f"reach no registry; build FROM {images.DEFAULT_TAG} or hand in image.tar")
+
+
+def _check_image_tar(report: CheckReport, sub: Submission, tar: Path, max_bytes: int | None) -> None:
+    cap = submissions.max_context_bytes() if max_bytes is None else max_bytes
+    size = tar.stat().st_size
+    if size > cap:
+        report.add(ERROR, f"{tar}: {submissions.human_size(size)} exceeds the cap of {submissions.human_size(cap)}")
+    try:
+        found = submissions.read_image_tar(tar)
+    except HarnessError as exc:
+        report.add(ERROR, str(exc))
+        return
+    if len(found) != 1:
+        report.add(ERROR, f"{tar}: holds {len(found)} images; expected exactly one")
+        return
+    _check_platform(report, str(tar), found[0]["architecture"], found[0]["os"])
+
+
+def _check_platform(report: CheckReport, where: str, arch: str, os_name: str) -> None:
+    host = images.host_architecture()
+    if arch and arch != host:
+        report.add(ERROR, f"{where}: image architecture {arch} does not run on the {host} evaluation machines")
+    elif os_name and os_name != "linux":
+        report.add(ERROR, f"{where}: image OS {os_name}; expected linux")
+    else:
+        report.add(OK, f"{where}: image architecture {arch or 'unknown'} ({os_name or 'linux'})")
+
+
+def _check_built_image(report: CheckReport, sub: Submission, max_image_bytes: int) -> None:
+    tag = submissions.submission_tag(sub)
+    if not images.image_exists(tag):
+        report.add(WARNING, f"image {tag} not built yet: architecture and size not checked "
+                            f"(`harness validate` builds it)")
+        return
+    info = images.image_info(tag)
+    _check_platform(report, f"image {tag}", info.architecture, info.os)
+    if info.size > max_image_bytes:
+        report.add(ERROR, f"image {tag}: {submissions.human_size(info.size)} exceeds the size cap of "
+                          f"{submissions.human_size(max_image_bytes)}")
+    else:
+        cap = submissions.human_size(max_image_bytes)
+        report.add(OK, f"image {tag}: {submissions.human_size(info.size)} (cap {cap})")
+
+
+def _docker_answers() -> bool:
+    try:
+        return images.docker(["version", "--format", "{{.Server.Version}}"], check=False, timeout=20).returncode == 0
+    except HarnessError:
+        return False
