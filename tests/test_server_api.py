@@ -78,7 +78,7 @@ def test_native_http_step_reads_words_then_end_of_stream(served) -> None:
     assert rec["prediction"] == "hola mundo" and rec["delays"] == [1, 2]
     assert rec["references"] == {"orig": "hola mundo", "mono": "hola"} and rec["reference"] == "hola mundo"
     assert rec["source_length"] == 2 and rec["status"] == "ok"
-    assert all(e >= d for e, d in zip(rec["elapsed"], rec["delays"]))
+    assert all(e >= d for e, d in zip(rec["elapsed"], rec["delays"], strict=True))
     conn.close()
 
 

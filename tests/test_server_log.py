@@ -1,0 +1,63 @@
+"""instances.log writer: durable appends, resume after an interrupted write, refusal to clobber."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.client.connection import InProcessConnection
+from harness.errors import HarnessError
+from harness.protocol import StepRequest
+from harness.server.evaluation import open_evaluation
+from harness.server.logwriter import LogWriter, read_finished
+from tests.test_server_api import make_text_task
+
+
+def _finish(ev, index: int, text: str) -> None:
+    conn = InProcessConnection(ev)
+    conn.step(index, StepRequest(read=True, start=True))
+    conn.step(index, StepRequest(write=text, finished=True))
+
+
+def test_resume_drops_a_torn_last_line_and_redoes_that_instance(tmp_path: Path) -> None:
+    cfg = make_text_task(tmp_path)
+    ev = open_evaluation(cfg, "dev", tmp_path / "out")
+    _finish(ev, 0, "el")
+    _finish(ev, 1, "hola")
+    ev.close()
+    log = tmp_path / "out" / "instances.log"
+    full = log.read_bytes()
+    log.write_bytes(full[: len(full) - 20])  # the second record is half-written
+    ev = open_evaluation(cfg, "dev", tmp_path / "out", resume=True)
+    assert ev.writer.torn and ev.pending() == [1, 2]
+    _finish(ev, 1, "hola")
+    _finish(ev, 2, "uno")
+    ev.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["index"] for r in records] == [0, 1, 2]
+    assert records[1]["prediction"] == "hola"
+
+
+def test_a_complete_line_without_newline_or_garbage_last_line_is_torn(tmp_path: Path) -> None:
+    log = tmp_path / "instances.log"
+    good = json.dumps({"index": 0, "prediction": "a"}) + "\n"
+    log.write_text(good + json.dumps({"index": 1, "prediction": "b"}))
+    records, size = read_finished(log)
+    assert list(records) == [0] and size == len(good)
+    log.write_text(good + "{not json\n")
+    records, size = read_finished(log)
+    assert list(records) == [0] and size == len(good)
+    log.write_text(good + "{not json\n" + good)
+    with pytest.raises(HarnessError, match="line 2"):
+        read_finished(log)
+
+
+def test_existing_log_needs_resume_or_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "instances.log").write_text(json.dumps({"index": 0}) + "\n")
+    with pytest.raises(HarnessError, match="--resume"):
+        LogWriter(tmp_path)
+    w = LogWriter(tmp_path, overwrite=True)
+    w.close()
+    assert (tmp_path / "instances.log").read_text() == ""

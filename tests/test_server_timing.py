@@ -1,0 +1,91 @@
+"""Server-side clock: computation-aware elapsed counts the client's time only; idle and total timeouts."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.client.connection import HTTPConnection, InProcessConnection, ServerRefused
+from harness.client.joint import loopback_server
+from harness.protocol import StepRequest
+from harness.server.evaluation import open_evaluation
+from tests.test_server_api import make_text_task
+
+
+def test_elapsed_is_delay_plus_client_time_without_server_time(tmp_path: Path) -> None:
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    with loopback_server(ev) as url:
+        conn = HTTPConnection(url)
+        conn.step(1, StepRequest(read=True, start=True))
+        time.sleep(0.10)  # the "agent" computes 100 ms
+        conn.step(1, StepRequest(write="hola", read=True))
+        time.sleep(0.05)
+        conn.step(1, StepRequest(write="mundo", finished=True))
+        conn.close()
+    rec = json.loads(ev.writer.path.read_text().splitlines()[0])
+    ev.close()
+    assert rec["delays"] == [1, 2]
+    client_ms = [e - d for e, d in zip(rec["elapsed"], rec["delays"], strict=True)]
+    assert 100 <= client_ms[0] < 100 + 30
+    assert 150 <= client_ms[1] < 150 + 40
+    assert rec["timing"]["server_s"] < 0.05 and rec["timing"]["wall_s"] >= 0.15
+
+
+def test_server_processing_is_not_charged_to_the_client(tmp_path: Path) -> None:
+    """A controlled clock: time spent between a request's arrival and its answer never enters elapsed."""
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    now = [100.0]
+    ev.clock = lambda: now[0]
+    s = ev.begin(0, StepRequest(read=True, start=True), now[0])
+    ev.apply(s, StepRequest(read=True, start=True))
+    now[0] += 5.0  # the server itself is slow
+    ev.depart(s, now[0])
+    now[0] += 0.2  # the client thinks 200 ms
+    req = StepRequest(write="el", read=True)
+    s = ev.begin(0, req, now[0])
+    ev.apply(s, req)
+    now[0] += 3.0
+    ev.depart(s, now[0])
+    now[0] += 0.3
+    req = StepRequest(write="gato", finished=True)
+    s = ev.begin(0, req, now[0])
+    ev.apply(s, req)
+    ev.depart(s, now[0])
+    rec = ev.records()[0]
+    ev.close()
+    assert rec["delays"] == [1, 2]
+    assert rec["elapsed"] == pytest.approx([1 + 200.0, 2 + 500.0])
+    assert rec["timing"]["server_s"] == pytest.approx(8.0)
+
+
+def test_idle_timeout_ends_the_instance_with_status_timeout(tmp_path: Path) -> None:
+    cfg = make_text_task(tmp_path, limits="limits: {idle_timeout_s: 0.3, instance_timeout_s: 30}\n")
+    ev = open_evaluation(cfg, "dev", tmp_path / "out")
+    with loopback_server(ev) as url:
+        conn = HTTPConnection(url)
+        conn.step(0, StepRequest(read=True, start=True))
+        conn.step(0, StepRequest(write="el", read=True))
+        time.sleep(0.5)
+        with pytest.raises(ServerRefused) as err:
+            conn.step(0, StepRequest(write="gato", read=True))
+        assert err.value.status == 409 and "timeout" in err.value.reason
+        conn.close()
+    rec = ev.records()[0]
+    ev.close()
+    assert rec["status"] == "timeout" and rec["prediction"] == "el" and "no request" in rec["error"]
+
+
+def test_total_instance_timeout_and_periodic_check(tmp_path: Path) -> None:
+    cfg = make_text_task(tmp_path, limits="limits: {idle_timeout_s: 30, instance_timeout_s: 0.2}\n")
+    ev = open_evaluation(cfg, "dev", tmp_path / "out")
+    conn = InProcessConnection(ev)
+    conn.step(2, StepRequest(read=True, start=True))
+    time.sleep(0.3)
+    ev.check_timeouts()  # what the server's periodic callback calls
+    assert 2 not in ev.pending()
+    rec = ev.records()[0]
+    ev.close()
+    assert rec["index"] == 2 and rec["status"] == "timeout" and "longer than" in rec["error"]
