@@ -16,6 +16,8 @@ __all__ = ["paired_bootstrap"]
 def _p_value(sample_diffs: Any, real_diff: float) -> float:
     import numpy as np
 
+    if real_diff == 0:  # identical scores: sacrebleu's formula would give 1/(n+1), we say "no evidence"
+        return 1.0
     stats = sample_diffs - sample_diffs.mean()
     c = int(np.sum(stats > real_diff))
     return (c + 1) / (len(stats) + 1)

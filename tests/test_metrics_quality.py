@@ -1,0 +1,45 @@
+"""Quality metrics against sacrebleu itself; intervals, multi-reference, tokenizers, Norm-Score."""
+
+from __future__ import annotations
+
+import pytest
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from harness.metrics.quality import norm_score, quality_score, resample_counts
+
+HYPS = ["the cat sat on the mat", "there is a house in new orleans", "they call the rising sun", "hello"]
+REFS_A = ["the cat sat on a mat", "there is a house in New Orleans", "they call it the rising sun", "hello world"]
+REFS_B = ["a cat was sitting on the mat", "a house stands in new orleans", "its name is the rising sun", "hi"]
+
+
+@pytest.mark.parametrize("name,cls", [("BLEU", BLEU), ("chrF", CHRF), ("TER", TER)])
+def test_equals_sacrebleu_with_signature(name, cls) -> None:
+    ours = quality_score(name, HYPS, [REFS_A])
+    theirs = cls().corpus_score(HYPS, [REFS_A])
+    assert ours["score"] == pytest.approx(theirs.score, abs=1e-9)
+    assert ours["signature"].startswith("nrefs:1|") and "version:" in ours["signature"]
+    multi = quality_score(name, HYPS, [REFS_A, REFS_B])
+    assert multi["score"] == pytest.approx(cls().corpus_score(HYPS, [REFS_A, REFS_B]).score, abs=1e-9)
+    assert multi["signature"].startswith("nrefs:2|")
+
+
+def test_bootstrap_interval_equals_sacrebleu() -> None:
+    hyps, refs = HYPS * 10, REFS_A * 10
+    ours = quality_score("BLEU", hyps, [refs], counts=resample_counts(len(hyps), 1000, 12345))
+    theirs = BLEU().corpus_score(hyps, [refs], n_bootstrap=1000)  # SACREBLEU_SEED default 12345
+    lo, hi = ours["ci95"]
+    assert lo <= ours["score"] <= hi
+    assert 0.5 * (hi - lo) == pytest.approx(theirs._ci, abs=1e-3)  # float32 vs float64 sums only
+    assert "bs:1000" in ours["signature"]
+
+
+def test_tokenizers() -> None:
+    zh = quality_score("BLEU", ["我爱你们"], [["我爱你"]], tokenizer="zh")
+    assert zh["score"] == pytest.approx(BLEU(tokenize="zh").corpus_score(["我爱你们"], [["我爱你"]]).score)
+    assert "tok:zh" in zh["signature"]
+    assert "tok:char" in quality_score("BLEU", ["ab c"], [["ab d"]], tokenizer="char")["signature"]
+
+
+def test_norm_score() -> None:
+    assert norm_score(20.0, 25.0) == pytest.approx(0.8)
+    assert norm_score(20.0, 0.0) is None
