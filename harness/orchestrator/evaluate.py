@@ -23,7 +23,7 @@ from typing import Any
 
 from harness import __version__
 from harness.config import TaskConfig, load_config
-from harness.errors import HarnessError
+from harness.errors import HarnessError, SubmissionError
 from harness.orchestrator import failures, manifest
 from harness.orchestrator.run import RunInterrupted, RunSpec, count_instances, execute_run, read_instance_statuses
 
@@ -136,10 +136,11 @@ class SubmissionJob:
         t0 = time.monotonic()
         try:
             info = build(sub, self.out / "build.log")
-        except Exception as exc:  # noqa: BLE001 - every build fault is the submission's build_error
+        except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
             self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
             line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return self._fail_all(meta, failures.Outcome(failures.BUILD_ERROR, line))
+            kind = failures.INVALID_SUBMISSION if isinstance(exc, SubmissionError) else failures.BUILD_ERROR
+            return self._fail_all(meta, failures.Outcome(kind, line))
         self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
                              "architecture": info.architecture}
         self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}

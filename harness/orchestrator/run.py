@@ -332,6 +332,9 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
     """Wait for the participant to exit, enforcing the total and idle timeouts. Returns (exit code, timeout)."""
     last_size = -1
     last_progress = time.monotonic()
+    # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
+    # working client finishes an instance at least every instance_timeout_s + idle_timeout_s.
+    idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
     while True:
         code = _wait_exit(api, cid, POLL_S)
         if code is not None:
@@ -348,8 +351,8 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
         timed_out = None
         if now - t_run > limits.total_timeout_s:
             timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
-        elif now - activity > limits.idle_timeout_s:
-            timed_out = f"idle timeout ({limits.idle_timeout_s:g} s without progress)"
+        elif now - activity > idle_limit:
+            timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
         if timed_out:
             try:
                 api.kill(cid)

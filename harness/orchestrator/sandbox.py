@@ -13,6 +13,8 @@ from typing import Any
 from harness.config import Limits
 
 NOBODY = "65534:65534"
+#: Names whose uid is known: the base image's own non-root user (Dockerfile.base).
+KNOWN_USERS = {"participant": "10001:10001"}
 TMPFS_OPTIONS = "rw,nosuid,nodev,size={size}"  # exec allowed: JIT compilers load code from /tmp
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -30,9 +32,12 @@ def parse_bytes(value: str | int) -> int:
 def participant_user(image_user: str | None) -> str:
     """The user the participant runs as: the image's own user if it is a numeric non-root uid, else nobody.
 
-    Names are not trusted (a name could map to uid 0 inside the image), so only numbers are kept.
+    Names are not trusted (a name could map to uid 0 inside the image), so only numbers are kept, and the base
+    image's `participant` (uid 10001).
     """
     u = (image_user or "").strip()
+    if u in KNOWN_USERS:
+        return KNOWN_USERS[u]
     m = re.fullmatch(r"(\d+)(?::(\d+))?", u)
     if m and int(m.group(1)) != 0:
         return u if m.group(2) is not None else f"{m.group(1)}:{m.group(1)}"

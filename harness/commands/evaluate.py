@@ -1,0 +1,49 @@
+"""`harness evaluate SUBMISSIONS_DIR --config C --output RESULTS`: every submission, isolated, scored, summarized."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "build/load every submission, run each against the hidden data in isolation, score, write results"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", type=Path, help="folder with one sub-folder per submission")
+    parser.add_argument("--config", required=True, type=Path, help="task config (YAML)")
+    parser.add_argument("--output", required=True, type=Path, help="results folder")
+    parser.add_argument("--dataset", default="test",
+                        help="dataset(s) to evaluate, comma-separated (default: test)")
+    parser.add_argument("--workers", type=int, default=1, help="runs in parallel, each on its own network")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip runs already finished with the same image, config and data")
+    parser.add_argument("--server-image", default=None,
+                        help="image of the evaluation server (default: the harness base image, built if missing)")
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM (and SIGHUP) behave like Ctrl-C: every run is torn down before the harness exits."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import HarnessError
+    from harness.orchestrator.evaluate import evaluate, load_options
+
+    if args.workers < 1:
+        raise HarnessError(f"--workers must be at least 1, got {args.workers}")
+    datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
+    opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume)
+    opts.server_image = args.server_image
+    install_signal_handlers()
+    summary = evaluate(opts)
+    failed = [r for r in summary["runs"] if r["status"] not in ("ok", "partial")]
+    print(f"harness evaluate: {len(summary['runs'])} run(s), {len(failed)} failed; "
+          f"summary in {args.output / 'summary.json'}")
+    return 0

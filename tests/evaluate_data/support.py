@@ -1,0 +1,52 @@
+"""Shared helpers of the Docker tests of `harness evaluate` / `harness validate` (not a test module).
+
+Submissions are made on the fly in a temporary folder from `agents/probe_agent.py` (one mode per submission), so
+every test builds through the real `build_submission_image` path; the probe image is built once per session.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+CONFIG = HERE / "config.yaml"
+PROBE = HERE / "agents" / "probe_agent.py"
+DOCKERFILE = "FROM harness-base:latest\nCOPY probe_agent.py /app/probe_agent.py\n"
+
+
+def docker_available() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+requires_docker = pytest.mark.skipif(not docker_available(), reason="no Docker engine answers")
+
+
+def make_submission(root: Path, name: str, command: str | list[str], team: str = "tests",
+                    extra_yaml: str = "") -> Path:
+    """A submission folder `root/name` running `command` in an image holding the probe agent."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(PROBE, folder / "probe_agent.py")
+    (folder / "Dockerfile").write_text(DOCKERFILE, encoding="utf-8")
+    doc = {"team": team, "system": name, "contact": "tests@example.org", "track": "text-en-es", "kind": "primary",
+           "description": "probe agent for the Docker tests", "build": {"dockerfile": "Dockerfile"},
+           "command": command}
+    (folder / "submission.yaml").write_text(yaml.safe_dump(doc, sort_keys=False) + extra_yaml, encoding="utf-8")
+    return folder
+
+
+def leftovers(label: str) -> list[str]:
+    """Containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
+    ps = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={label}"], capture_output=True,
+                        text=True, check=True).stdout.split()
+    nets = subprocess.run(["docker", "network", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
+                          text=True, check=True).stdout.split()
+    return ps + nets
