@@ -1,0 +1,130 @@
+"""`harness score`: output, scores.json, reference sets, counts, and one-line errors naming file and line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.scoring import score_path, score_records
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3"
+LATENCY = ["AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL"]
+
+
+def _rec(i: int, **kw) -> dict:
+    rec = {
+        "index": i,
+        "prediction": "una casa verde",
+        "delays": [1, 2, 3],
+        "elapsed": [1.5, 2.5, 3.5],
+        "prediction_length": 3,
+        "reference": "una casa verde",
+        "references": {"orig": "una casa verde", "mono": "la casa es verde"},
+        "source": "a green house",
+        "source_length": 3,
+        "status": "ok",
+        "latency_unit": "word",
+    }
+    rec.update(kw)
+    return rec
+
+
+def _write(tmp_path: Path, lines: list[str], end: str = "\n") -> Path:
+    log = tmp_path / "instances.log"
+    log.write_text("\n".join(lines) + end, encoding="utf-8")
+    return log
+
+
+def test_example_run_table_and_scores_json(tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE, run)
+    assert main(["score", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "LAAL" in out and "instances: 40" in out and "nrefs:1" in out
+    scores = json.loads((run / "scores.json").read_text())
+    assert scores["counts"] == {"instances": 40, "empty_instances": 0, "failed_instances": 0}
+    for name in ["BLEU", "chrF", "TER", *LATENCY]:
+        assert scores[name]["score"] is not None and len(scores[name]["ci95"]) == 2, name
+    assert scores["AL"]["unit"] == "word" and scores["AL"]["computation_aware"] is False
+    assert "AL_CA" not in scores  # SimulEval text runs carry no elapsed times (all zeros)
+    assert "signature" in scores["BLEU"] and scores["BLEU"]["reference_set"] == "orig"
+
+
+def test_format_json_keys(tmp_path, capsys) -> None:
+    log = _write(tmp_path, [json.dumps(_rec(0)), json.dumps(_rec(1, status="timeout", delays=[], elapsed=[],
+                                                                    prediction="", prediction_length=0))])
+    assert main(["score", str(log), "--format", "json", "--bootstrap", "100"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    expected = {"BLEU", "chrF", "TER", *LATENCY, *(f"{n}_CA" for n in LATENCY), "counts", "info"}
+    expected |= {f"{q}@{s}" for q in ("BLEU", "chrF", "TER") for s in ("mono", "multi")}
+    assert set(scores) == expected
+    assert scores["counts"] == {"instances": 2, "empty_instances": 1, "failed_instances": 1}
+    assert scores["BLEU@multi"]["signature"].startswith("nrefs:2")
+    assert scores["BLEU@mono"]["reference_set"] == "mono"
+    assert scores["AL"]["score"] == pytest.approx(1.0)  # the empty instance is left out of the mean
+    assert scores["AL_CA"]["computation_aware"] is True
+    assert (tmp_path / "scores.json").is_file()
+
+
+def test_all_empty_corpus_gives_clear_result() -> None:
+    recs = [_rec(i, prediction="", delays=[], elapsed=[], prediction_length=0) for i in range(3)]
+    scores = score_records(recs, latency_unit="word", bootstrap=50)
+    assert scores["BLEU"]["score"] == 0.0
+    assert scores["AL"]["score"] is None and "no instance" in scores["AL"]["note"]
+    assert scores["counts"]["empty_instances"] == 3
+
+
+def test_retranslation_log_has_ne() -> None:
+    revs = [{"delay": 1, "elapsed": 1.2, "text": "una"}, {"delay": 2, "elapsed": 2.2, "text": "la casa"},
+            {"delay": 3, "elapsed": 3.3, "text": "la casa verde"}]
+    scores = score_records([_rec(0, revisions=revs, prediction="la casa verde")], latency_unit="word", bootstrap=1)
+    assert scores["NE"] == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1}
+
+
+def test_char_unit_keeps_spaces_for_bleu() -> None:
+    text = "我 爱 你 们 的 家"
+    rec = _rec(0, prediction=text, reference=text, references=None, delays=[1, 2, 3, 3, 3, 3],
+               elapsed=None, prediction_length=6, latency_unit="char")
+    scores = score_records([rec], latency_unit="char", bootstrap=1)
+    assert scores["BLEU"]["score"] == pytest.approx(100.0)  # SimulEval would score "我爱你们的家"
+
+
+@pytest.mark.parametrize(
+    "lines,end,message",
+    [
+        (["{\"index\": 0"], "\n", ":1: not a JSON line"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(1))[:-5]], "", ":2: half-written last line"),
+        ([json.dumps(_rec(0, delays=[2, 1, 3]))], "\n", ":1: delays decrease at position 1"),
+        ([json.dumps(_rec(0, delays=[1, 2, 9]))], "\n", ":1: delay 2 (9) is beyond the source length (3)"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(1, reference=None, references=None))], "\n", ":2: no reference"),
+        ([json.dumps(_rec(0, elapsed=[1]))], "\n", ":1: 'elapsed' has 1 values but 'delays' has 3"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(0))], "\n", ":2: index 0 already on line 1"),
+        ([json.dumps({k: v for k, v in _rec(0).items() if k != "source_length"})], "\n", "missing field"),
+    ],
+)
+def test_bad_input_one_line(tmp_path, capsys, lines, end, message) -> None:
+    log = _write(tmp_path, lines, end)
+    assert main(["score", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(log) in err and message in err, err
+
+
+def test_missing_file_and_console_script_has_no_traceback(tmp_path) -> None:
+    missing = tmp_path / "nope"
+    proc = subprocess.run([sys.executable, "-m", "harness", "score", str(missing)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"harness score: error: {missing}/instances.log: no such file" or (
+        "no such file" in proc.stderr and str(missing) in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_score_path_matches_records(tmp_path) -> None:
+    log = _write(tmp_path, [json.dumps(_rec(i)) for i in range(3)])
+    assert score_path(log, bootstrap=1)["LAAL"]["score"] == pytest.approx(1.0)
