@@ -174,7 +174,9 @@ class Board:
 
     @property
     def best(self) -> Run | None:
-        ranked = self.ranked(self.scored)
+        """The best complete run by primary quality (a partial run only when no run is complete)."""
+        complete = [r for r in self.scored if r.status == "ok"]
+        ranked = self.ranked(complete or self.scored)
         return ranked[0] if ranked else None
 
     def signatures(self) -> dict[str, str]:
@@ -263,14 +265,14 @@ def _board(track_name: str, dataset: str, runs: list[Run], config: TaskConfig | 
     pq = track.primary_quality if track else "BLEU"
     pl = track.primary_latency if track else "LAAL"
     board = Board(track_name, dataset, runs, track, pq, pl, _columns(track, runs, pq, pl))
-    board.latency_unit = track.latency_unit if track else ""
     board.modality = track.modality if track else ""
+    for r in runs:  # the unit the scorer used (ms for speech), else the config's
+        info = r.scores.get("info")
+        if isinstance(info, dict) and isinstance(info.get("latency_unit"), str):
+            board.latency_unit = info["latency_unit"]
+            break
     if not board.latency_unit:
-        for r in runs:
-            info = r.scores.get("info")
-            if isinstance(info, dict) and isinstance(info.get("latency_unit"), str):
-                board.latency_unit = info["latency_unit"]
-                break
+        board.latency_unit = "ms" if board.modality == "speech" else (track.latency_unit if track else "word")
     if board.latency_unit == "ms":
         board.modality = board.modality or "speech"
     scored = board.scored

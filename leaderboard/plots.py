@@ -71,7 +71,9 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
         hi = min(g.max_latency, xt[-1])  # type: ignore[type-var]
         parts.append(el("rect", x=sx(lo), y=float(MT), width=max(sx(hi) - sx(lo), 0.0), height=float(H - MB - MT),
                         fill=REGIME_FILLS[i % len(REGIME_FILLS)], class_="regime"))
-        parts.append(text(sx(lo) + 4, MT + 14, f"{g.name} ≤ {g.max_latency:g}", class_="regime-label"))
+        label = f"{g.name} ≤ {g.max_latency:g}"
+        narrow = sx(hi) - sx(lo) < len(label) * 7 + 8
+        parts.append(text(sx(lo) + 4, MT + 14 + (14 * i if narrow else 0), label, class_="regime-label"))
         parts.append(el("line", x1=sx(hi), y1=float(MT), x2=sx(hi), y2=float(H - MB), stroke="#9aa5b1",
                         stroke_dasharray="4 3"))
         lo = hi

@@ -145,7 +145,7 @@ class SiteWriter:
         if not self.instance_pages:
             return
         for n, (rec, metrics) in enumerate(per_instance):
-            view = views.timeline(rec, unit)
+            view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
             prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
             next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
             self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,

@@ -41,7 +41,7 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     start = math.floor(lo / step) * step
     ticks = []
     v = start
-    while v <= hi + step * 1e-9:
+    while not ticks or ticks[-1] < hi - step * 1e-9:
         ticks.append(round(v, 10))
         v += step
     return ticks

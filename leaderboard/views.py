@@ -44,12 +44,13 @@ def significance(board: Board, bootstrap: int = 1000) -> dict[str, dict[str, Any
     return out
 
 
-def timeline(record: dict[str, Any], unit: str) -> dict[str, Any]:
+def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[str, Any]:
     """What the instance page's timeline and slider show: target tokens with delays, revisions with the words
-    they erase and add."""
+    they erase and add. The source axis is in ms of audio for speech, in source words for text."""
     from harness.metrics.stability import tokens
 
-    tok_unit = "char" if unit == "char" else "word"
+    tok_unit = "char" if latency_unit == "char" else "word"
+    unit = "ms" if speech or latency_unit == "ms" else "word"  # text streams one word per READ
     target = tokens(str(record.get("prediction") or ""), tok_unit)
     delays = [float(d) for d in record.get("delays") or []]
     revisions = []
@@ -68,7 +69,7 @@ def timeline(record: dict[str, Any], unit: str) -> dict[str, Any]:
     src_words = source.split() if isinstance(source, str) else []
     return {
         "unit": unit,
-        "joiner": "" if unit == "char" else " ",
+        "joiner": "" if tok_unit == "char" else " ",
         "source_length": float(record.get("source_length") or len(src_words) or 1),
         "source_words": src_words,
         "target_words": target,
