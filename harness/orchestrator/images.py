@@ -106,6 +106,7 @@ def docker(args: Sequence[str], *, check: bool = True, timeout: float | None = N
 def last_line(output: bytes | str) -> str:
     """The last non-empty line of a command's output (for one-line errors)."""
     text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else "no output"
 

@@ -1,0 +1,107 @@
+"""Submission images with the real engine: build from a Dockerfile (context tar, .dockerignore, no network in RUN),
+build failures, and `docker load` of image.tar with the digest recorded."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.errors import SubmissionError
+from harness.orchestrator import images
+from harness.orchestrator.submissions import (
+    LABEL_SUBMISSION,
+    BuildError,
+    build_submission_image,
+    load_submission,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
+    ["docker", "info"], capture_output=True).returncode != 0, reason="no Docker engine answers")]
+
+
+def make(root: Path, name: str, dockerfile: str | None, files: dict[str, str] | None = None,
+         build: str = "{dockerfile: Dockerfile}") -> Path:
+    folder = root / name
+    folder.mkdir()
+    (folder / "submission.yaml").write_text(
+        f"team: t\nsystem: {name}\ntrack: text-en-es\nbuild: {build}\ncommand: cat /hello.txt\n")
+    if dockerfile is not None:
+        (folder / "Dockerfile").write_text(dockerfile)
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
+
+
+@pytest.fixture()
+def tags() -> list[str]:
+    made: list[str] = []
+    yield made
+    for tag in made:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
+
+
+def test_build_from_base_image(tmp_path: Path, tags: list[str]) -> None:
+    folder = make(tmp_path, "base-user", "FROM harness-base:latest\nCOPY agent.py /app/agent.py\n"
+                  "RUN cat /proc/net/dev > /app/netdev\n",
+                  {"agent.py": "print('agent')\n", "secret/weights.bin": "w", ".dockerignore": "secret\n"})
+    sub = load_submission(folder)
+    info = build_submission_image(sub, tmp_path / "out" / "build.log", tag="harness-test/sub-base:1")
+    tags.append(info.tag)
+    log = (tmp_path / "out" / "build.log").read_text()
+    assert "Successfully" in log and "# image sha256:" in log and info.id in log
+    assert info.id.startswith("sha256:") and info.digest == info.id
+    assert info.architecture == images.host_architecture() and info.size > 50e6 and info.build_s > 0
+    assert images.image_labels(info.tag)[LABEL_SUBMISSION] == "base-user"
+    proc = subprocess.run(["docker", "run", "--rm", "--read-only", "--network", "none", info.id, "sh", "-c",
+                           "id -u; cat /app/agent.py; cut -d: -f1 /app/netdev | tail -n +3; ls /app"],
+                          capture_output=True, text=True, timeout=60)
+    out = proc.stdout.split()
+    assert out[0] == str(images.PARTICIPANT_UID) and "print('agent')" in proc.stdout
+    assert [w for w in out if w in ("lo", "eth0")] == ["lo"], "RUN steps must have no network"
+    assert "secret" not in proc.stdout
+
+
+def test_build_failure_is_a_build_error_with_log(tmp_path: Path, tags: list[str]) -> None:
+    folder = make(tmp_path, "broken", "FROM scratch\nCOPY hello.txt /\nRUN definitely-not-a-command\n",
+                  {"hello.txt": "hi"})
+    tags.append("harness-test/broken:1")
+    with pytest.raises(BuildError, match=r"Dockerfile: docker build failed: .* \(see .*build.log\)"):
+        build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/broken:1")
+    assert "Step 3/" in (tmp_path / "build.log").read_text()
+
+
+def test_context_over_the_cap_is_refused_before_building(tmp_path: Path) -> None:
+    folder = make(tmp_path, "fat", "FROM scratch\nCOPY . /\n", {"weights.bin": "0" * 50_000})
+    with pytest.raises(SubmissionError, match="build context exceeds the cap"):
+        build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/fat:1",
+                               max_context_bytes=10_000)
+    assert not images.image_exists("harness-test/fat:1")
+
+
+def test_load_image_tar_records_the_same_digest(tmp_path: Path, tags: list[str]) -> None:
+    built = build_submission_image(load_submission(make(tmp_path, "scratch", "FROM scratch\nCOPY hello.txt /\n",
+                                                        {"hello.txt": "hello from tar\n"})),
+                                   tmp_path / "b1.log", tag="harness-test/scratch:1")
+    tags.append(built.tag)
+    loaded_dir = make(tmp_path, "from-tar", None, build="{image: image.tar}")
+    subprocess.run(["docker", "save", "-o", str(loaded_dir / "image.tar"), built.tag], check=True)
+    sub = load_submission(loaded_dir)
+    info = build_submission_image(sub, tmp_path / "b2.log", tag="harness-test/from-tar:1")
+    tags.append(info.tag)
+    assert info.id == built.id and info.digest == built.digest and info.tag == "harness-test/from-tar:1"
+    assert "Loaded image" in (tmp_path / "b2.log").read_text()
+    proc = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "/hello.txt", info.id],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0  # a text file is no executable: the image is the one we saved, nothing more
+    with pytest.raises(SubmissionError, match="exceeds the cap"):
+        build_submission_image(sub, tmp_path / "b3.log", tag="harness-test/from-tar:2", max_context_bytes=100)
+
+
+def test_image_tar_that_is_not_an_image(tmp_path: Path) -> None:
+    folder = make(tmp_path, "junk", None, {"image.tar": "junk"}, build="{image: image.tar}")
+    with pytest.raises(SubmissionError, match="image.tar: cannot read image archive"):
+        build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/junk:1")
