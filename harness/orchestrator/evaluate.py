@@ -5,7 +5,8 @@ Per submission (one worker each, `--workers N` at a time, each run on its own ne
 one isolated run (`run.execute_run`, retried once on infra_error only), scoring of whatever instances were
 logged (flagged partial when the run did not finish cleanly), `run.json` with the resume key, and
 `manifest.json`. `--resume` skips a run whose `run.json` holds the same content key (image digest + config +
-data hashes) and a final status, and continues an interrupted run from its instances.log.
+data hashes) and a final status; a run that was interrupted (no final status) starts over from its first
+instance, because 2020-style clients iterate over every sentence and cannot skip the ones already logged.
 """
 
 from __future__ import annotations
@@ -170,8 +171,7 @@ class SubmissionJob:
             self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                                  done=expected, total=expected)
             return _record(self.sub_id, meta, ds_name, outcome, scores)
-        continue_log = bool(prev and prev.get("content_key") == key and (run_dir / "instances.log").exists())
-        if not continue_log and run_dir.exists():
+        if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         _write_json(run_dir / RUN_FILE, {"content_key": key, "finished": False})
@@ -181,8 +181,7 @@ class SubmissionJob:
                                  done=len(read_instance_statuses(run_dir / "instances.log")), total=expected)
             spec = RunSpec(submission_image=info.id, command=sub.command, config=cfg, track=track.name,
                            dataset=ds_name, out_dir=run_dir.resolve(), server_image=self.server_image,
-                           collect_peak_memory=self.opts.collect_peak_memory,
-                           resume_log=(run_dir / "instances.log").exists())
+                           collect_peak_memory=self.opts.collect_peak_memory)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n))
             if not failures.should_retry(result.outcome.status, attempt):

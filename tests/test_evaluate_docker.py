@@ -1,0 +1,145 @@
+"""`harness evaluate` end to end with the real Docker engine: results layout, failure classes, manifest,
+summary, progress lines, leftovers, and a real SIGKILL of the harness followed by `--resume`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, requires_docker]
+
+
+def evaluate_cmd(subs: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(CONFIG), "--output", str(out),
+            "--dataset", "dev", *extra]
+
+
+def by_name(summary: dict) -> dict[str, dict]:
+    return {r["submission"]: r for r in summary["runs"]}
+
+
+def plain_scores(scores: dict) -> dict:
+    """Metrics that do not depend on wall-clock time (everything but the computation-aware ones)."""
+    return {k: v for k, v in scores.items() if k not in ("info",) and not k.endswith("_CA")}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess, int]:
+    root = tmp_path_factory.mktemp("batch")
+    subs = root / "subs"
+    make_submission(subs, "good", "python3 /app/probe_agent.py copy")
+    make_submission(subs, "crashy", "python3 /app/probe_agent.py crash-after-1")
+    bad = make_submission(subs, "bad-yaml", "python3 /app/probe_agent.py copy")
+    (bad / "submission.yaml").write_text("team: tests\nsystem: bad yaml\ncommand: [unclosed\n", encoding="utf-8")
+    broken = make_submission(subs, "no-build", "python3 /app/probe_agent.py copy")
+    (broken / "Dockerfile").write_text("FROM harness-base:latest\nRUN exit 7\n", encoding="utf-8")
+    out = root / "results"
+    proc = subprocess.Popen(evaluate_cmd(subs, out, "--workers", "2"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=600)
+    return out, subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), proc.pid
+
+
+def test_batch_statuses(batch):
+    out, proc, pid = batch
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["task"] == "evaluate-tests" and summary["config_sha256"]
+    runs = by_name(summary)
+    assert {n: r["status"] for n, r in runs.items()} == {
+        "good": "ok", "crashy": "crash", "bad-yaml": "invalid_submission", "no-build": "build_error"}
+    good, crashy = runs["good"], runs["crashy"]
+    assert good["team"] == "tests" and good["track"] == "text-en-es" and good["dataset"] == "dev"
+    assert good["partial"] is False and good["scores"]["BLEU"]["score"] > 0
+    assert crashy["partial"] is True and "exit code 3" in crashy["reason"]
+    assert crashy["scores"]["counts"]["instances"] == 1 and crashy["scores"]["info"]["partial"] is True
+    assert "submission.yaml" in runs["bad-yaml"]["reason"] and runs["bad-yaml"]["scores"] == {}
+    assert "docker build failed" in runs["no-build"]["reason"]
+    assert leftovers(f"harness.pid={pid}") == []
+
+
+def test_results_layout_and_manifest(batch):
+    out, _, _ = batch
+    for name in ("good", "crashy"):
+        for f in ("instances.log", "scores.json", "client.log", "server.log"):
+            assert (out / name / "dev" / f).is_file(), f"{name}/dev/{f}"
+        assert (out / name / "build.log").is_file()
+    man = json.loads((out / "good" / "manifest.json").read_text())
+    assert man["image"]["digest"].startswith("sha256:") and man["image"]["architecture"]
+    assert man["harness_version"] and man["config_sha256"] == json.loads((out / "summary.json").read_text())[
+        "config_sha256"]
+    assert man["harness_commit"] is None or len(man["harness_commit"]) >= 40
+    assert man["hardware"]["cpu_count"] >= 1 and "gpus" in man["hardware"]
+    assert man["timings"]["build_s"] >= 0
+    run = man["runs"]["dev"]
+    assert set(run["dataset_sha256"]) == {str(CONFIG.parent / "dev.en"), str(CONFIG.parent / "dev.es")}
+    assert run["sacrebleu_signature"].startswith("nrefs:1|") and run["content_key"]
+    assert run["isolation"]["cap_drop"] == ["ALL"] and run["isolation"]["read_only_rootfs"]
+    assert run["isolation"]["pids_limit"] == 64 and run["isolation"]["network_internal"]
+    for t in ("startup_s", "run_s", "teardown_s"):
+        assert run["timings"][t] > 0
+    bad = json.loads((out / "bad-yaml" / "manifest.json").read_text())
+    assert bad["runs"]["dev"]["status"] == "invalid_submission"
+
+
+def test_progress_lines(batch):
+    _, proc, _ = batch
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("good ")]
+    assert any("running" in ln or "ok" in ln for ln in lines), proc.stderr
+    assert any(" 3/3 " in ln for ln in lines), proc.stderr
+    assert "4 run(s), 3 failed" in proc.stdout
+
+
+def _wait_for_instances(out: Path, n: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        assert proc.poll() is None, "harness ended before it could be killed"
+        for log in out.glob("*/dev/instances.log"):
+            if len(log.read_text(errors="replace").splitlines()) >= n:
+                return
+        time.sleep(0.05)
+    raise AssertionError("no instance was logged in time")
+
+
+def test_sigkill_then_resume_gives_identical_scores(tmp_path):
+    subs = tmp_path / "subs"
+    make_submission(subs, "slow-a", "python3 /app/probe_agent.py slow")
+    make_submission(subs, "slow-b", "python3 /app/probe_agent.py slow")
+    reference = tmp_path / "reference"
+    subprocess.run(evaluate_cmd(subs, reference), check=True, capture_output=True, timeout=600)
+
+    out = tmp_path / "results"
+    proc = subprocess.Popen(evaluate_cmd(subs, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for_instances(out, 1, proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    assert leftovers(f"harness.pid={proc.pid}"), "SIGKILL mid-run should leave the run's resources behind"
+
+    resumed = subprocess.run(evaluate_cmd(subs, out, "--resume"), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert leftovers(f"harness.pid={proc.pid}") == [], "leftovers of the killed harness must be removed"
+    ref_runs = by_name(json.loads((reference / "summary.json").read_text()))
+    got_runs = by_name(json.loads((out / "summary.json").read_text()))
+    for name in ("slow-a", "slow-b"):
+        assert got_runs[name]["status"] == ref_runs[name]["status"] == "ok"
+        assert plain_scores(got_runs[name]["scores"]) == plain_scores(ref_runs[name]["scores"])
+
+    # Resume is keyed by content: unchanged submissions are skipped, a changed image is run again.
+    before = (out / "slow-a" / "dev" / "scores.json").read_bytes()
+    with open(subs / "slow-b" / "probe_agent.py", "a", encoding="utf-8") as f:
+        f.write("# changed\n")
+    again = subprocess.run(evaluate_cmd(subs, out, "--resume"), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    man_a = json.loads((out / "slow-a" / "manifest.json").read_text())
+    man_b = json.loads((out / "slow-b" / "manifest.json").read_text())
+    assert man_a["runs"]["dev"].get("resumed") is True
+    assert not man_b["runs"]["dev"].get("resumed")
+    assert (out / "slow-a" / "dev" / "scores.json").read_bytes() == before
