@@ -101,7 +101,7 @@ def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, ma
         report.add(ERROR, f"{dockerfile}: no FROM line")
         return
     for ref in refs:
-        if submissions.uses_base_image(dockerfile) and ref.split(":")[0] == images.DEFAULT_TAG.split(":")[0]:
+        if ref.lower() == "scratch" or ref.split(":")[0] == images.DEFAULT_TAG.split(":")[0]:
             continue
         if "$" in ref:
             report.add(WARNING, f"{dockerfile}: FROM {ref}: build arguments in FROM cannot be checked")

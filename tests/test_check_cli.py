@@ -1,0 +1,146 @@
+"""`harness check SUBMISSION_DIR`: one clear line per problem and a non-zero exit; a clean folder passes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.orchestrator import images
+
+DOCKER = shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+CONFIG = """\
+task: demo
+tracks:
+  - name: text-en-es
+    modality: text
+    source_lang: en
+    target_lang: es
+    datasets:
+      dev: {source: dev.en, references: {orig: dev.es}}
+"""
+
+
+def make(tmp_path: Path, yaml_extra: str = "", build: str = "{dockerfile: Dockerfile}",
+         dockerfile: str | None = "FROM harness-base:latest\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "submission.yaml").write_text(
+        f"team: team\nsystem: sys\ncontact: a@b.c\ntrack: text-en-es\nbuild: {build}\n"
+        f"command: harness client --agent /app/agent.py\n{yaml_extra}")
+    (folder / "agent.py").write_text("# agent\n")
+    if dockerfile is not None:
+        (folder / "Dockerfile").write_text(dockerfile)
+    return folder
+
+
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    rc = main(["check", *args])
+    out = capsys.readouterr()
+    return rc, (out.out + out.err).splitlines()
+
+
+def test_clean_submission_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path)
+    (tmp_path / "task.yaml").write_text(CONFIG)
+    rc, lines = check(capsys, str(folder), "--config", str(tmp_path / "task.yaml"), "--no-docker")
+    assert rc == 0, lines
+    assert lines[-1] == f"{folder}: passed"
+    assert any("track 'text-en-es' is a track of task.yaml" in ln for ln in lines)
+    assert not any(ln.startswith("error:") for ln in lines)
+
+
+def test_schema_error_is_one_line_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path, yaml_extra="kind: final\n")
+    rc, lines = check(capsys, str(folder), "--no-docker")
+    assert rc == 1
+    assert lines == [f"error: {folder}/submission.yaml: kind: 'final' is not one of primary, contrastive",
+                     f"{folder}: 1 problem"]
+
+
+def test_unknown_track_with_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path)
+    (tmp_path / "task.yaml").write_text(CONFIG.replace("text-en-es", "speech-en-de"))
+    rc, lines = check(capsys, str(folder), "--config", str(tmp_path / "task.yaml"), "--no-docker")
+    assert rc == 1
+    assert f"error: {folder}/submission.yaml: track: 'text-en-es' is not a track of {tmp_path / 'task.yaml'} " \
+           f"(has: speech-en-de)" in lines
+
+
+def test_missing_dockerfile_escaping_link_and_no_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path, dockerfile=None)
+    rc, lines = check(capsys, str(folder), "--no-docker")
+    assert rc == 1 and "build.dockerfile: file not found" in lines[0]
+    (folder / "Dockerfile").write_text("# nothing\n")
+    os.symlink("/etc", folder / "etc")
+    rc, lines = check(capsys, str(folder), "--no-docker")
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    assert rc == 1 and len(errors) == 2 and lines[-1].endswith("2 problems")
+    assert "etc: symbolic link to '/etc' escapes the submission folder" in errors[0]
+    assert errors[1] == f"error: {folder}/Dockerfile: no FROM line"
+
+
+def test_context_cap_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path)
+    (folder / "model.bin").write_bytes(b"0" * 4096)
+    rc, lines = check(capsys, str(folder), "--no-docker", "--max-context-size", "2k")
+    assert rc == 1 and any("build context exceeds the cap of 2.0 KiB" in ln for ln in lines)
+
+
+def test_foreign_architecture_in_image_tar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path, build="{image: image.tar}", dockerfile=None)
+    arch = "arm64" if images.host_architecture() != "arm64" else "amd64"
+    with tarfile.open(folder / "image.tar", "w") as tar:
+        for name, obj in (("c.json", {"architecture": arch, "os": "linux"}),
+                          ("manifest.json", [{"Config": "c.json", "RepoTags": ["x:1"], "Layers": []}])):
+            data = json.dumps(obj).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    rc, lines = check(capsys, str(folder), "--no-docker")
+    assert rc == 1
+    assert f"error: {folder}/image.tar: image architecture {arch} does not run on the " \
+           f"{images.host_architecture()} evaluation machines" in lines
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER, reason="no Docker engine answers")
+def test_built_image_architecture_and_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.orchestrator.submissions import build_submission_image, load_submission, submission_tag
+
+    folder = make(tmp_path, dockerfile="FROM scratch\nCOPY agent.py /\n", name=f"check-{uuid.uuid4().hex[:8]}")
+    rc, lines = check(capsys, str(folder))
+    assert rc == 0 and any("not built yet" in ln for ln in lines)
+    sub = load_submission(folder)
+    tag = submission_tag(sub)
+    try:
+        build_submission_image(sub, tmp_path / "build.log")
+        rc, lines = check(capsys, str(folder))
+        assert rc == 0, lines
+        assert f"ok: image {tag}: image architecture {images.host_architecture()} (linux)" in lines
+        assert any(ln.startswith(f"ok: image {tag}: ") and "(cap 10.0 GiB)" in ln for ln in lines)
+        assert not any("FROM scratch" in ln for ln in lines)
+        rc, lines = check(capsys, str(folder), "--max-image-size", "1")
+        assert rc == 1 and any(ln.startswith(f"error: image {tag}: ") and "exceeds the size cap" in ln
+                               for ln in lines)
+    finally:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not DOCKER, reason="no Docker engine answers")
+def test_from_an_image_the_engine_lacks_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path, dockerfile="FROM harness-test/does-not-exist:9\nCOPY agent.py /\n")
+    rc, lines = check(capsys, str(folder), "-q")
+    assert rc == 0
+    assert any(ln.startswith(f"warning: {folder}/Dockerfile: FROM harness-test/does-not-exist:9: not on this engine")
+               for ln in lines)
+    assert not any(ln.startswith("ok:") for ln in lines)
