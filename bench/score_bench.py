@@ -1,0 +1,115 @@
+"""Benchmark: `harness score` vs `simuleval --score-only` on the same 2,000-sentence log, in the same run.
+
+The log is built from real English text on this machine (the licence texts in /usr/share/common-licenses,
+split into sentences): each instance's source and reference is one sentence, its hypothesis the sentence with
+a few seeded word edits (drops, repeats, swaps), its delays a wait-k policy (k = 1..5) and its elapsed times the
+delays plus a growing computation time, so both tools compute every metric including the `_CA` ones.
+
+Each command runs as a fresh process (imports included), best of `--repeat` runs, and the ratio
+SimulEval time / harness time is printed for:
+  - matched: the metrics both tools compute (BLEU, AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, + _CA);
+  - all:     `harness score` with every metric (adds chrF, TER, YAAL, 1000-resample bootstrap intervals).
+
+Usage: python bench/score_bench.py [--sentences 2000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LICENSES = Path("/usr/share/common-licenses")
+SHARED_LATENCY = ["AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset"]
+
+
+def real_sentences() -> list[str]:
+    """Sentences of 5 to 40 words from the licence texts installed with Debian."""
+    text = " ".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(LICENSES.glob("*")) if p.is_file())
+    out = []
+    for s in re.split(r"(?<=[.;:])\s+", text):
+        words = s.split()
+        if 5 <= len(words) <= 40:
+            out.append(" ".join(words))
+    return sorted(set(out))
+
+
+def build_log(run_dir: Path, n: int, seed: int = 1) -> None:
+    """Write instances.log (n instances) and SimulEval's config.yaml into run_dir."""
+    rng = random.Random(seed)
+    sents = real_sentences()
+    if not sents:
+        sys.exit(f"no text found in {LICENSES}")
+    with open(run_dir / "instances.log", "w", encoding="utf-8") as f:
+        for i in range(n):
+            ref = sents[i % len(sents)]
+            words = ref.split()
+            for _ in range(rng.randint(0, 4)):
+                j = rng.randrange(len(words))
+                op = rng.random()
+                if op < 0.3 and len(words) > 1:
+                    del words[j]
+                elif op < 0.6:
+                    words.insert(j, words[rng.randrange(len(words))])
+                else:
+                    k = rng.randrange(len(words))
+                    words[j], words[k] = words[k], words[j]
+            x = len(ref.split())
+            k = rng.randint(1, 5)
+            delays = [min(k + t, x) for t in range(len(words))]
+            clock, elapsed = 0.0, []
+            for d in delays:
+                clock += rng.random() * 40
+                elapsed.append(d + clock)
+            rec = {"index": i, "prediction": " ".join(words), "delays": delays, "elapsed": elapsed,
+                   "prediction_length": len(words), "reference": ref, "source": ref, "source_length": x}
+            f.write(json.dumps(rec) + "\n")
+    (run_dir / "config.yaml").write_text("source_type: text\ntarget_type: text\n")
+
+
+def best_time(cmd: list[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        elapsed = time.perf_counter() - t
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+        best = min(best, elapsed)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    simuleval = shutil.which("simuleval")
+    if simuleval is None:
+        sys.exit("simuleval (1.1.4) is not installed")
+    harness = [sys.executable, "-m", "harness", "score"]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp)
+        build_log(run, args.sentences)
+        se_cmd = [simuleval, "--score-only", "--output", str(run), "--quality-metrics", "BLEU",
+                  "--latency-metrics", *SHARED_LATENCY, "--computation-aware"]
+        t_se = best_time(se_cmd, args.repeat)
+        t_matched = best_time(harness + [str(run), "--no-write", "--format", "json", "--bootstrap", "1",
+                                         "--metrics", "BLEU", *SHARED_LATENCY], args.repeat)
+        t_all = best_time(harness + [str(run), "--no-write", "--format", "json"], args.repeat)
+    print(f"log: {args.sentences} sentences, best of {args.repeat} runs, fresh processes")
+    print(f"simuleval --score-only (BLEU + {len(SHARED_LATENCY)} latency, CA): {t_se:7.3f} s")
+    print(f"harness score, matched metrics (no intervals):       {t_matched:7.3f} s   ratio {t_se / t_matched:5.2f}x")
+    print(f"harness score, all metrics + 1000-sample CIs:        {t_all:7.3f} s   ratio {t_se / t_all:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
