@@ -1,0 +1,187 @@
+"""`harness leaderboard` on a real results directory: pages, offline-ness, escaping, ranking, downloads."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from test_leaderboard_fixture import XSS_TEAM, XSS_TEXT, fixture_results  # noqa: F401
+
+from harness.cli import main
+from harness.config import load_config
+from leaderboard.model import load_results, slugify
+from leaderboard.plots import Point, pareto_front
+from leaderboard.render import render_site
+
+EXTERNAL = re.compile(r"https?:|(?:src|href|action)\s*=\s*[\"']?//|url\(\s*[\"']?(?:https?:|//)|@import", re.I)
+
+
+@pytest.fixture(scope="module")
+def site(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    results, config = fixture_results
+    out = tmp_path_factory.mktemp("site") / "site"
+    assert main(["leaderboard", str(results), "--output", str(out), "--config", str(config)]) == 0
+    return out
+
+
+def _summary(results: Path) -> dict:
+    return json.loads((results / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_every_run_and_instance_has_a_page(site: Path, fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, _ = fixture_results
+    assert (site / "index.html").is_file()
+    for run in _summary(results)["runs"]:
+        page = site / "runs" / slugify(f"{run['submission']}-{run['dataset']}") / "index.html"
+        assert page.is_file(), page
+        log = results / run["submission"] / run["dataset"] / "instances.log"
+        if run["status"] == "build_error":
+            assert not log.exists()
+            continue
+        for line in log.read_text(encoding="utf-8").splitlines():
+            assert (page.parent / "instances" / f"{json.loads(line)['index']}.html").is_file()
+
+
+def test_no_external_url_anywhere_in_the_site(site: Path) -> None:
+    files = [p for p in site.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".css" for p in files) and any(p.suffix == ".js" for p in files)
+    for p in files:
+        if p.suffix in (".html", ".css", ".js", ".svg"):
+            text = p.read_text(encoding="utf-8")
+            m = EXTERNAL.search(text)
+            assert m is None, f"{p}: {text[max(m.start() - 60, 0): m.end() + 60]!r}"
+
+
+def test_team_name_and_hypothesis_with_script_tags_are_escaped(site: Path) -> None:
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in index
+    assert "&lt;script&gt;window.__pwned = &#34;team&#34;&lt;/script&gt;Tag Team" in index
+    run_dir = site / "runs" / slugify("tag-team-wait2-test")
+    inst = (run_dir / "instances" / "0.html").read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in inst
+    assert "&lt;script&gt;window.__pwned = &#34;hypothesis&#34;&lt;/script&gt;" in inst
+    blob = re.search(r'<script type="application/json" id="timeline-data">(.*?)</script>', inst, re.S)
+    assert blob and XSS_TEXT.split("=")[0].strip() in json.loads(blob.group(1))["tokens"][-1] + "window.__pwned"
+    assert XSS_TEAM not in (run_dir / "index.html").read_text(encoding="utf-8")
+
+
+def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path], site: Path) -> None:  # noqa: F811
+    results, config_path = fixture_results
+    config = load_config(config_path, check_files=False)
+    loaded = load_results(results, config)
+    board = next(b for b in loaded.boards if b.track == "text-en-es")
+    track = config.track("text-en-es")
+    scores = {r["submission"]: r["scores"] for r in _summary(results)["runs"]
+              if r["scores"] and r["track"] == "text-en-es"}
+    for reg_cfg, reg in zip(track.regimes, board.regimes, strict=False):
+        expect = {s for s, sc in scores.items() if sc["LAAL"]["score"] <= reg_cfg.max_latency}
+        assert {r.submission for r in reg.runs} == expect
+        bleu = [scores[r.submission]["BLEU"]["score"] for r in reg.runs]
+        assert bleu == sorted(bleu, reverse=True)
+    above = board.regimes[-1]
+    assert above.max_latency is None and {r.submission for r in above.runs} == {
+        s for s, sc in scores.items() if sc["LAAL"]["score"] > track.regimes[-1].max_latency}
+    # the HTML tables list the runs in that order
+    html = (site / "index.html").read_text(encoding="utf-8")
+    section = html[html.index('id="text-en-es-test"'): html.index('id="speech-en-es-test"')]
+    tables = re.findall(r'<table class="ranking sortable">(.*?)</table>', section, re.S)
+    assert len(tables) == len(board.regimes)
+    for table, reg in zip(tables, board.regimes, strict=True):
+        links = re.findall(r'<a href="runs/([^/]+)/index.html" class="team">', table)
+        assert links == [r.slug for r in reg.runs]
+    assert "build error" in section and "COPY failed" in section  # the failed run, with its reason
+
+
+def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, _ = fixture_results
+    runs = _summary(results)["runs"]
+    for track in ("text-en-es", "speech-en-es"):
+        data = json.loads((site / "downloads" / track / "summary.json").read_text(encoding="utf-8"))
+        assert [r["submission"] for r in data["runs"]] == [r["submission"] for r in runs if r["track"] == track]
+        with (site / "downloads" / track / "summary.csv").open(encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        assert len(rows) == len(data["runs"])
+        for row, run in zip(rows, data["runs"], strict=True):
+            assert row["status"] == run["status"]
+            if run["scores"]:
+                assert float(row["BLEU"]) == run["scores"]["BLEU"]["score"]
+                assert float(row["LAAL_ci95_low"]) == run["scores"]["LAAL"]["ci95"][0]
+            else:
+                assert row["BLEU"] == "" and row["reason"] == run["reason"]
+
+
+def test_submission_page_shows_scores_signatures_significance_and_log(site: Path,
+                                                                      fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, _ = fixture_results
+    from harness.metrics.significance import paired_bootstrap
+
+    # paired bootstrap against the best complete run, as harness.metrics.significance computes it
+    page = (site / "runs" / "flicker-retrans-test" / "index.html").read_text(encoding="utf-8")
+    scores = json.loads((results / "flicker-retrans" / "test" / "scores.json").read_text(encoding="utf-8"))
+    for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
+        assert f">{key}</abbr>" in page
+    assert scores["BLEU@mono"]["signature"] in page
+    assert "decoded 20 instances" in page  # client.log tail
+    assert "harness version" in page and "config sha256" in page
+    board = load_results(results, load_config(fixture_results[1], check_files=False)).boards[0]
+    assert board.best is not None and board.best.status == "ok"
+    other = next(r for r in board.scored if r is not board.best and r.status == "ok")
+    p = paired_bootstrap(board.best.instances(), other.instances(), "BLEU")["p_value"]
+    other_page = (site / other.page).read_text(encoding="utf-8")
+    assert f"<td class=\"num\">{p:.4f}</td>" in other_page
+    partial = (site / "runs" / "crashy-wait4-test" / "index.html").read_text(encoding="utf-8")
+    assert "Status: partial" in partial and "ZeroDivisionError" in partial
+
+
+def test_plot_has_alt_text_pareto_front_regimes_and_team_curves(site: Path) -> None:
+    html = (site / "index.html").read_text(encoding="utf-8")
+    svg = re.search(r'<svg id="plot-text-en-es-test".*?</svg>', html, re.S)
+    assert svg
+    s = svg.group(0)
+    assert 'role="img"' in s and "<desc" in s and "Pareto front:" in s
+    assert s.count('class="regime"') == 2 and 'class="pareto"' in s
+    assert s.count('class="team-curve"') == 1  # Lab A submitted three latency settings
+
+
+def test_pareto_front_is_exactly_the_non_dominated_runs(fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, config = fixture_results
+    board = load_results(results, load_config(config, check_files=False)).boards[0]
+    pts = [Point(r, r.score("LAAL"), r.score("BLEU")) for r in board.scored]
+    front = pareto_front(pts, higher_is_better=True)
+    for p in pts:
+        dominated = any(q.x <= p.x and q.y >= p.y and (q.x, q.y) != (p.x, p.y) for q in pts)
+        assert (p in front) != dominated
+
+
+def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: tuple[Path, Path],  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    results, _ = fixture_results
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    with (copy / "lab-a-wait1" / "test" / "instances.log").open("a") as fh:
+        fh.write('{"index": 99, "predic')
+    index, pages = render_site(copy, tmp_path / "site", None, bootstrap=50)
+    html = index.read_text(encoding="utf-8")
+    assert "All submissions" in html and pages > 10
+    assert not (tmp_path / "site" / "runs" / "lab-a-wait1-test" / "instances" / "99.html").exists()
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    assert main(["leaderboard", str(tmp_path / "nope"), "--output", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "results directory not found" in err
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "precious.txt").write_text("keep me")
+    assert main(["leaderboard", str(fixture_results[0]), "--output", str(tmp_path / "busy")]) == 2
+    assert "not a leaderboard site" in capsys.readouterr().err
+    assert (tmp_path / "busy" / "precious.txt").read_text() == "keep me"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "summary.json").write_text("{broken")
+    assert main(["leaderboard", str(bad), "--output", str(tmp_path / "s2")]) == 2
+    assert "summary.json: line 1" in capsys.readouterr().err
