@@ -35,7 +35,7 @@ class ProtocolError(ValueError):
         self.status = status
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepRequest:
     """One policy action of the agent.
 
@@ -121,7 +121,7 @@ def decode_json(body: bytes | str) -> Any:
         raise ProtocolError(f"malformed JSON: {str(exc).splitlines()[0][:120]}") from None
 
 
-@dataclass
+@dataclass(slots=True)
 class StepResponse:
     """The server's answer to a step.
 

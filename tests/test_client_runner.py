@@ -151,6 +151,7 @@ def test_cli_client_against_server_with_agent_options_and_4xx(tmp_path: Path, ag
         out = _cli("client", "--server", url, "--agent", str(agent_file), "--agent-class", "EchoWaitK",
                    "--wait-k", "1", "--num-workers", "2")
         assert out.returncode == 0, out.stderr
+        ev.writer.sync()
         recs = _records(tmp_path / "out")
         assert recs[0]["delays"] == [1, 2, 3, 4, 5, 6]  # --wait-k 1 reached the agent
         again = _cli("client", "--server", url, "--agent", str(agent_file), "--agent-class", "EchoWaitK",

@@ -44,6 +44,7 @@ def served(tmp_path: Path):
 
 
 def log_lines(ev) -> list[dict]:
+    ev.writer.sync()
     return [json.loads(line) for line in ev.writer.path.read_text(encoding="utf-8").splitlines()]
 
 

@@ -114,6 +114,7 @@ def test_many_malformed_requests_get_4xx_and_never_corrupt_the_log(tmp_path: Pat
             conn.step(i, StepRequest(read=True, start=True))
             conn.step(i, StepRequest(write="fin", finished=True))
         conn.close()
+        ev.writer.sync()
         records = _check_log(ev.writer.path)
         assert sorted(r["index"] for r in records) == [0, 1, 2]
         assert session.get(f"{url}/v1/info", timeout=5).json()["pending"] == []

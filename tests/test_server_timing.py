@@ -25,6 +25,7 @@ def test_elapsed_is_delay_plus_client_time_without_server_time(tmp_path: Path) -
         time.sleep(0.05)
         conn.step(1, StepRequest(write="mundo", finished=True))
         conn.close()
+    ev.writer.sync()
     rec = json.loads(ev.writer.path.read_text().splitlines()[0])
     ev.close()
     assert rec["delays"] == [1, 2]

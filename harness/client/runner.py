@@ -135,12 +135,15 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=worker, name=f"harness-worker-{k}", daemon=True)
-               for k in range(max(1, min(num_workers, len(indices) or 1)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    n_threads = max(1, min(num_workers, len(indices) or 1))
+    if n_threads == 1:
+        worker()  # no thread switches on the hot path
+    else:
+        threads = [threading.Thread(target=worker, name=f"harness-worker-{k}", daemon=True) for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     summary.seconds = time.perf_counter() - t0
     if fatal:
         exc = fatal[0]

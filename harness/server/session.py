@@ -101,6 +101,7 @@ class Session:
         self.source = source
         self.target_unit = target_unit
         self.status = OPEN
+        self.finished = False
         self.error: str | None = None
         self.created = now
         self.ended: float | None = None
@@ -115,10 +116,6 @@ class Session:
         self.elapsed: list[float] = []
         self.writes: list[tuple[float, float, str, bool]] = []  # (delay, elapsed, text, revise)
         self.revised = False
-
-    @property
-    def finished(self) -> bool:
-        return self.status != OPEN
 
     # -- timing ---------------------------------------------------------------------------------------------
     def arrive(self, t: float) -> None:
@@ -193,6 +190,7 @@ class Session:
         if self.finished:
             return
         self.status = status
+        self.finished = True
         self.error = error
         self.ended = time.monotonic()
         self.source.close()
