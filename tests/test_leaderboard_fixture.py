@@ -69,8 +69,8 @@ def _wait_k(src: list[str], mt: PrefixMT, k: int, echo: str = "") -> tuple[list[
             j += 1
         else:
             break
-    if echo:
-        out.append(echo)
+    for word in echo.split():
+        out.append(word)
         delays.append(float(j))
         elapsed.append(j + (time.perf_counter() - start) * 1000)
     return out, delays, elapsed

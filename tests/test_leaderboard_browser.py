@@ -1,0 +1,201 @@
+"""The rendered site in a real headless Chromium (Debian's chromium + chromedriver, driven by selenium).
+
+Every page loads with no console error and no request outside the site; headers sort; the slider moves the
+partial translation; `<script>` in a team name or a hypothesis stays text. Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_leaderboard_fixture import XSS_TEAM, XSS_TEXT, fixture_results  # noqa: F401
+
+from harness.cli import main
+
+pytestmark = pytest.mark.browser
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--window-size=1366,1000"]
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Static files of the site; remembers every path asked for and its status."""
+
+    seen: list[tuple[str, int]] = []
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        self.seen.append((self.path, int(code) if str(code).isdigit() else 0))
+
+
+@pytest.fixture(scope="module")
+def served(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # noqa: F811
+    results, config = fixture_results
+    site = tmp_path_factory.mktemp("browser") / "site"
+    assert main(["leaderboard", str(results), "--output", str(site), "--config", str(config)]) == 0
+    handler = functools.partial(_Handler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip("Debian chromium and chromium-driver are not installed")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    drv = webdriver.Chrome(options=opts, service=Service(str(CHROMEDRIVER)))
+    drv.set_page_load_timeout(30)
+    yield drv
+    drv.quit()
+
+
+def _requests(drv: webdriver.Chrome) -> list[str]:
+    urls = []
+    for entry in drv.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def _load(drv: webdriver.Chrome, base: str, page: str) -> None:
+    """Open `page`; fail on any console message of level SEVERE/WARNING or any request outside the site."""
+    drv.get_log("browser")
+    drv.get_log("performance")
+    drv.get(base + page)
+    drv.execute_script("return document.readyState")
+    problems = [e for e in drv.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert not problems, f"{page}: console: {problems}"
+    outside = [u for u in _requests(drv) if not (u.startswith(base) or u.startswith("data:"))]
+    assert not outside, f"{page}: requests outside the site: {outside}"
+
+
+def _site_pages(base: str, drv: webdriver.Chrome) -> list[str]:
+    """Every HTML page of the site, found by following links from the index (a crawl, bounded by the site)."""
+    todo, seen = ["index.html"], set()
+    while todo:
+        page = todo.pop()
+        if page in seen:
+            continue
+        seen.add(page)
+        drv.get(base + page)
+        for href in drv.execute_script(
+                "return Array.from(document.querySelectorAll('a[href]'))"
+            ".map(a => new URL(a.getAttribute('href'), location.href).href)"):
+            path = href.split("#")[0]
+            if path.startswith(base) and path.endswith(".html"):
+                todo.append(path[len(base):])
+        assert len(seen) < 2000
+    return sorted(seen)
+
+
+def test_every_page_loads_cleanly_and_stays_inside_the_site(served: str, driver: webdriver.Chrome) -> None:
+    pages = _site_pages(served, driver)
+    assert "index.html" in pages and any("/instances/" in p for p in pages)
+    _Handler.seen.clear()
+    for page in pages:
+        _load(driver, served, page)
+    missing = [(p, c) for p, c in _Handler.seen if c >= 400]
+    assert not missing, f"requests that failed: {missing}"
+
+
+def test_clicking_a_header_sorts_the_table(served: str, driver: webdriver.Chrome) -> None:
+    _load(driver, served, "index.html")
+    table = max(driver.find_elements(By.CSS_SELECTOR, "table.ranking"),
+                key=lambda t: len(t.find_elements(By.CSS_SELECTOR, "tbody tr")))
+    heads = table.find_elements(By.CSS_SELECTOR, "thead th")
+    col = next(i for i, th in enumerate(heads) if th.text.startswith("LAAL ") or th.text == "LAAL ↓")
+
+    def column() -> list[float]:
+        cells = table.find_elements(By.CSS_SELECTOR, f"tbody tr td:nth-child({col + 1})")
+        return [float(c.get_attribute("data-value")) for c in cells]
+
+    before = column()
+    assert before != sorted(before)  # ranked by BLEU, not by latency
+    heads[col].click()
+    assert column() == sorted(before) and heads[col].get_attribute("aria-sort") == "ascending"
+    heads[col].click()
+    assert column() == sorted(before, reverse=True) and heads[col].get_attribute("aria-sort") == "descending"
+
+
+def _record(results: Path, sub: str, index: int) -> dict:
+    for line in (results / sub / "test" / "instances.log").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["index"] == index:
+            return rec
+    raise AssertionError(f"no instance {index} in {sub}")
+
+
+@pytest.mark.parametrize("sub", ["lab-a-wait3", "flicker-retrans", "speechy-k2"])
+def test_moving_the_slider_changes_the_partial_translation(served: str, driver: webdriver.Chrome, sub: str,
+                                                           fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    rec = _record(fixture_results[0], sub, 1)
+    _load(driver, served, f"runs/{sub}-test/instances/1.html")
+    partial = driver.find_element(By.ID, "partial")
+    slider = driver.find_element(By.ID, "moment")
+    cursor = driver.find_element(By.CSS_SELECTOR, "svg.timeline .cursor")
+    assert partial.text == rec["prediction"]
+    x_end = float(cursor.get_attribute("x1"))
+    slider.send_keys(Keys.HOME)
+    assert partial.text == "(nothing written yet)" and float(cursor.get_attribute("x1")) < x_end
+    step = float(slider.get_attribute("step"))
+    presses = int(float(slider.get_attribute("max")) / step) + 1
+    for _ in range(presses):  # a user pressing → until something appears
+        slider.send_keys(Keys.ARROW_RIGHT)
+        if partial.text != "(nothing written yet)":
+            break
+    t = float(slider.get_attribute("value"))
+    if rec.get("revisions"):
+        expect = [r["text"] for r in rec["revisions"] if r["delay"] <= t][-1]
+    else:
+        expect = " ".join(rec["prediction"].split()[: sum(1 for d in rec["delays"] if d <= t)])
+    assert partial.text == expect and 0 < t <= presses * step
+    assert len(partial.text) < len(rec["prediction"])
+
+
+def test_script_tags_in_team_and_hypothesis_show_as_text(served: str, driver: webdriver.Chrome) -> None:
+    for page in ("index.html", "runs/tag-team-wait2-test/index.html", "runs/tag-team-wait2-test/instances/0.html"):
+        _load(driver, served, page)
+        assert driver.execute_script("return window.__pwned === undefined")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert XSS_TEAM in body
+        if page.endswith("0.html"):
+            assert driver.find_element(By.ID, "final-hypothesis").text.endswith(XSS_TEXT)
+            assert driver.find_element(By.ID, "partial").text.endswith(XSS_TEXT)
+
+
+def test_screenshots_of_index_submission_and_instance(served: str, driver: webdriver.Chrome) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    shots = {"leaderboard-index.png": "index.html",
+             "leaderboard-submission.png": "runs/flicker-retrans-test/index.html",
+             "leaderboard-instance.png": "runs/flicker-retrans-test/instances/1.html",
+             "leaderboard-instance-speech.png": "runs/speechy-k2-test/instances/2.html"}
+    for name, page in shots.items():
+        _load(driver, served, page)
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        driver.set_window_size(1366, min(max(height, 800), 4000))
+        target = ARTIFACTS / name
+        assert driver.save_screenshot(str(target)) and target.stat().st_size > 10_000
+        driver.set_window_size(1366, 1000)
+    assert shutil.which("chromium") or CHROMIUM.exists()
