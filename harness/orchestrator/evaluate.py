@@ -69,7 +69,7 @@ def _submission_meta(sub: Any) -> dict[str, Any]:
     return {k: getattr(sub, k, None) for k in ("team", "system", "track", "kind", "baseline", "contact")}
 
 
-def _score(run_dir: Path, track: Any, partial: bool) -> dict[str, Any] | None:
+def score_run(run_dir: Path, track: Any, partial: bool) -> dict[str, Any] | None:
     """Score what the run logged (None when nothing was logged); writes scores.json."""
     from harness.scoring import score_path, write_scores
 
@@ -189,7 +189,7 @@ class SubmissionJob:
             attempt += 1
         outcome = result.outcome
         try:
-            scores = _score(run_dir, track, outcome.partial or outcome.status != failures.OK)
+            scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK)
         except HarnessError as exc:
             scores = None
             if outcome.status == failures.OK:
@@ -202,6 +202,7 @@ class SubmissionJob:
             "isolation": result.isolation,
             "timings": {k: round(v, 3) for k, v in result.timings.items()},
             "peak_memory_bytes": result.peak_memory_bytes,
+            "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
         }
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
             entry["sacrebleu_signature"] = scores["BLEU"]["signature"]

@@ -75,7 +75,7 @@ class RunResult:
     instances_expected: int = 0
     peak_memory_bytes: int | None = None
     client_log_truncated: bool = False
-    first_request_s: float | None = None
+    first_instance_s: float | None = None  # participant start → first instance logged
 
 
 def count_instances(config: TaskConfig, track: str, dataset: str) -> int:
@@ -160,21 +160,42 @@ class _LogPump(threading.Thread):
 
 
 class _PeakMemory(threading.Thread):
-    """Follows `docker stats` of a container and keeps the highest memory use seen (cgroup v1: max_usage)."""
+    """The highest memory use of a container: its cgroup's own peak counter, read from the host every 0.1 s
+    (cgroup v1 `memory.max_usage_in_bytes`, v2 `memory.peak` or `memory.current`), else `docker stats`."""
 
     def __init__(self, api: Any, container: str) -> None:
         super().__init__(daemon=True)
         self.api, self.container = api, container
         self.peak: int | None = None
+        self.done = threading.Event()
+
+    def _files(self) -> list[Path]:
+        c = self.container
+        roots = [Path("/sys/fs/cgroup/memory/docker") / c, Path(f"/sys/fs/cgroup/memory/system.slice/docker-{c}.scope"),
+                 Path("/sys/fs/cgroup/docker") / c, Path(f"/sys/fs/cgroup/system.slice/docker-{c}.scope")]
+        names = ("memory.max_usage_in_bytes", "memory.peak", "memory.current")
+        return [r / n for r in roots for n in names if (r / n).is_file()][:1]
 
     def run(self) -> None:
+        files = self._files()
+        if not files:
+            return self._from_stats()
+        while True:
+            try:
+                self.peak = max(self.peak or 0, int(files[0].read_text().strip()))
+            except (OSError, ValueError):
+                return
+            if self.done.wait(0.1):
+                return
+
+    def _from_stats(self) -> None:
         try:
             for s in self.api.stats(self.container, stream=True, decode=True):
                 mem = s.get("memory_stats") or {}
                 value = max(int(mem.get("max_usage") or 0), int(mem.get("usage") or 0))
                 if value:
                     self.peak = max(self.peak or 0, value)
-                if not (s.get("pids_stats") or {}).get("current"):
+                if self.done.is_set() or not (s.get("pids_stats") or {}).get("current"):
                     return
         except Exception:  # noqa: BLE001
             return
@@ -285,8 +306,8 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         if mem:
             mem.start()
 
-        exit_code, timed_out = _watch(api, part["Id"], log_path, limits, stop, t_run, expected, on_progress,
-                                      server_pump)
+        exit_code, timed_out, result.first_instance_s = _watch(
+            api, part["Id"], log_path, limits, stop, t_run, expected, on_progress, server_pump)
         timings["run_s"] = time.monotonic() - t_run
         client_pump.join(5)
         info = api.inspect_container(part["Id"])
@@ -296,6 +317,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         result.isolation = applied_isolation(info, api.inspect_network(net_id))
         result.client_log_truncated = client_pump.truncated
         if mem:
+            mem.done.set()
             mem.join(2)
             result.peak_memory_bytes = mem.peak
         server_state = api.inspect_container(server["Id"])["State"]
@@ -328,21 +350,28 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
 
 
 def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Event, t_run: float, expected: int,
-           on_progress: Callable[[int, int], None] | None, server_pump: _LogPump) -> tuple[int | None, str | None]:
-    """Wait for the participant to exit, enforcing the total and idle timeouts. Returns (exit code, timeout)."""
+           on_progress: Callable[[int, int], None] | None,
+           server_pump: _LogPump) -> tuple[int | None, str | None, float | None]:
+    """Wait for the participant to exit, enforcing the total and idle timeouts.
+
+    Returns (exit code, which timeout fired or None, seconds until the first instance was logged or None).
+    """
     last_size = -1
     last_progress = time.monotonic()
     # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
     # working client finishes an instance at least every instance_timeout_s + idle_timeout_s.
     idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
+    first_seen: float | None = None
     while True:
         code = _wait_exit(api, cid, POLL_S)
         if code is not None:
-            return code, None
+            return code, None, first_seen
         if stop.is_set():
             raise RunInterrupted()
         now = time.monotonic()
         size = log_path.stat().st_size if log_path.exists() else 0
+        if size and first_seen is None:
+            first_seen = now - t_run
         if size != last_size:
             last_size, last_progress = size, now
             if on_progress:
@@ -358,7 +387,7 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
                 api.kill(cid)
             except Exception:  # noqa: BLE001 - exited meanwhile
                 pass
-            return _wait_exit(api, cid, 10), timed_out
+            return _wait_exit(api, cid, 10), timed_out, first_seen
 
 
 def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:

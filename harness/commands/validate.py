@@ -1,0 +1,44 @@
+"""`harness validate SUBMISSION_DIR --config C [--dataset dev] [--no-docker]`: the organizer's pipeline on the
+dev set, with a report (status, scores, preflight checks)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "run a submission through the organizer's pipeline on the dev set and report status, scores and checks"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submission", type=Path, help="the submission folder (holding submission.yaml)")
+    parser.add_argument("--config", required=True, type=Path, help="task config (YAML)")
+    parser.add_argument("--dataset", default="dev", help="dataset to run on (default: dev)")
+    parser.add_argument("--output", type=Path, default=None, help="results folder (default: a new temporary one)")
+    parser.add_argument("--no-docker", action="store_true",
+                        help="run the submission's command as a local process against a local server")
+    parser.add_argument("--server-image", default=None, help="image of the evaluation server (Docker mode)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.errors import HarnessError
+    from harness.orchestrator import validate
+
+    config = load_config(args.config)
+    if not any(args.dataset in t.datasets for t in config.tracks):
+        raise HarnessError(f"{args.config}: no track has a dataset {args.dataset!r}")
+    if not (args.submission / "submission.yaml").is_file() and not args.submission.is_dir():
+        raise HarnessError(f"{args.submission}: submission folder not found")
+    output = (args.output or validate.default_output()).resolve()
+    folder = args.submission.resolve()
+    if args.no_docker:
+        report = validate.validate_local(folder, config, args.dataset, output)
+    else:
+        from harness.commands.evaluate import install_signal_handlers
+
+        install_signal_handlers()
+        report = validate.validate_docker(folder, config, args.dataset, output, args.server_image)
+    track = next((t for t in config.tracks if args.dataset in t.datasets), config.tracks[0])
+    for line in report.lines([track.primary_quality, track.primary_latency]):
+        print(line)
+    return 0 if report.ok() else 1

@@ -1,0 +1,242 @@
+"""`harness validate`: the organizer's pipeline on the dev set, for participants, with a readable report.
+
+With Docker it is exactly `harness evaluate` on one submission (same build, same isolation, same scoring) plus
+preflight checks: image architecture, image size, start-up time and peak memory. `--no-docker` runs the
+submission's command as a local process (working directory: the submission folder) against a local
+`harness server`, for quick iterations; commands should therefore use paths relative to the image's WORKDIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config import TaskConfig
+from harness.errors import HarnessError
+from harness.orchestrator import failures
+from harness.orchestrator.run import count_instances, read_instance_statuses
+
+STARTUP_WARN_S = 60.0
+MEMORY_WARN_FRACTION = 0.9
+
+
+@dataclass
+class Check:
+    """One preflight finding: `level` is ok, warn or fail."""
+
+    level: str
+    name: str
+    detail: str
+
+
+@dataclass
+class Report:
+    """What `harness validate` prints."""
+
+    submission: str
+    dataset: str
+    status: str
+    reason: str | None
+    partial: bool
+    instances: tuple[int, int]
+    scores: dict[str, Any]
+    output: Path
+    checks: list[Check] = field(default_factory=list)
+
+    def ok(self) -> bool:
+        return self.status in (failures.OK, failures.PARTIAL) and not any(c.level == "fail" for c in self.checks)
+
+    def lines(self, primary: list[str]) -> list[str]:
+        out = [f"submission   {self.submission}  (dataset {self.dataset})",
+               f"status       {self.status}" + (f": {self.reason}" if self.reason else "")
+               + ("  [partial output]" if self.partial else ""),
+               f"instances    {self.instances[0]}/{self.instances[1]}"]
+        for name in primary:
+            rec = self.scores.get(name)
+            if isinstance(rec, dict) and rec.get("score") is not None:
+                ci = rec.get("ci95")
+                ci_text = f"  95% CI [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+                unit = f" {rec['unit']}" if rec.get("unit") else ""
+                out.append(f"{name:<12} {rec['score']:.2f}{unit}{ci_text}")
+        if self.checks:
+            out.append("preflight")
+            out += [f"  [{c.level:<4}] {c.name}: {c.detail}" for c in self.checks]
+        out.append(f"output       {self.output}")
+        return out
+
+
+def _mb(n: int | float) -> str:
+    return f"{n / 1024**2:.0f} MB"
+
+
+def preflight(manifest_run: dict[str, Any], image: dict[str, Any], memory_limit: int,
+              max_image_bytes: int) -> list[Check]:
+    """Image architecture and size, start-up time and peak memory, from a run's manifest."""
+    from harness.orchestrator.images import host_architecture
+
+    checks = []
+    arch, host = image.get("architecture"), host_architecture()
+    checks.append(Check("ok" if arch == host else "fail", "image architecture", f"{arch} (host {host})"))
+    size = int(image.get("size") or 0)
+    checks.append(Check("ok" if size <= max_image_bytes else "fail", "image size",
+                        f"{_mb(size)} (limit {_mb(max_image_bytes)})"))
+    startup = manifest_run.get("startup_estimate_s")
+    if startup is not None:
+        checks.append(Check("ok" if startup <= STARTUP_WARN_S else "warn", "start-up time",
+                            f"{startup:.1f} s from container start to the first request"))
+    else:
+        checks.append(Check("warn", "start-up time", "unknown (no instance was logged)"))
+    peak = manifest_run.get("peak_memory_bytes")
+    if peak:
+        frac = peak / memory_limit if memory_limit else 0
+        checks.append(Check("ok" if frac <= MEMORY_WARN_FRACTION else "warn", "peak memory",
+                            f"{_mb(peak)} of the {_mb(memory_limit)} limit ({100 * frac:.0f}%)"))
+    else:
+        checks.append(Check("warn", "peak memory", "not measured (the engine reported no memory statistics)"))
+    return checks
+
+
+def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | None:
+    """Seconds from start to the first request: time to the first logged instance minus that instance's wall time."""
+    if first_instance_s is None:
+        return None
+    try:
+        first = json.loads((run_dir / "instances.log").read_text(encoding="utf-8").splitlines()[0])
+        wall = float((first.get("timing") or {}).get("wall_s") or 0.0)
+    except (OSError, ValueError, IndexError):
+        wall = 0.0
+    return max(0.0, first_instance_s - wall)
+
+
+def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
+                    server_image: str | None = None) -> Report:
+    """The organizer's pipeline on one submission and one dataset."""
+    from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES
+    from harness.orchestrator.evaluate import EvaluateOptions, Progress, evaluate
+    from harness.orchestrator.sandbox import parse_bytes
+
+    opts = EvaluateOptions(submissions=[folder], config=config, output=output, datasets=[dataset], workers=1,
+                           server_image=server_image, collect_peak_memory=True)
+    summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
+    rec = summary["runs"][0]
+    man = json.loads((output / folder.name / "manifest.json").read_text(encoding="utf-8"))
+    run = man["runs"].get(dataset, {})
+    instances = run.get("instances") or {}
+    report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
+                    (instances.get("done", 0), instances.get("expected", 0)), rec["scores"] or {},
+                    output / folder.name / dataset)
+    if "image" in man:
+        run["startup_estimate_s"] = startup_estimate(output / folder.name / dataset, run.get("first_instance_s"))
+        report.checks = preflight(run, man["image"], parse_bytes(config.limits.memory), DEFAULT_MAX_IMAGE_BYTES)
+    return report
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_health(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    import urllib.request
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise HarnessError(f"local server exited with code {proc.returncode}")
+        try:
+            urllib.request.urlopen(url + "/health", timeout=2).read()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise HarnessError(f"local server did not answer {url}/health within {timeout:g} s")
+
+
+def _pump(stream: Any, path: Path, cap: int) -> None:
+    written = 0
+    with open(path, "wb") as f:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            if written < cap:
+                f.write(chunk[: cap - written])
+                written += len(chunk)
+                if written >= cap:
+                    f.write(f"\n[harness: log truncated at {cap} bytes]\n".encode())
+                f.flush()
+
+
+def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path) -> Report:
+    """`--no-docker`: the submission's command as a local process against a local server."""
+    from harness.orchestrator.evaluate import score_run
+    from harness.orchestrator.submissions import load_submission
+
+    sub = load_submission(folder)
+    track = config.track(sub.track)
+    run_dir = output / sub.id / dataset
+    run_dir.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    limits = config.limits
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harness", "server", "--config", str(config.path), "--track", track.name,
+         "--dataset", dataset, "--port", str(port), "--output", str(run_dir), "--host", "127.0.0.1",
+         "--overwrite"], stdout=subprocess.DEVNULL, stderr=open(run_dir / "server.log", "wb"))  # noqa: SIM115
+    client: subprocess.Popen[bytes] | None = None
+    timed_out = None
+    try:
+        _wait_health(url, server)
+        env = {**os.environ, "HARNESS_SERVER_URL": url, "SERVER_URL": url, "SERVER_HOST": "127.0.0.1",
+               "SERVER_PORT": str(port)}
+        client = subprocess.Popen(list(sub.command), cwd=folder, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        pump = threading.Thread(target=_pump, args=(client.stdout, run_dir / "client.log",
+                                                     limits.client_log_max_bytes), daemon=True)
+        pump.start()
+        t0 = last = time.monotonic()
+        size = -1
+        idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
+        while client.poll() is None:
+            time.sleep(0.1)
+            now = time.monotonic()
+            log = run_dir / "instances.log"
+            new = log.stat().st_size if log.exists() else 0
+            if new != size:
+                size, last = new, now
+            if now - t0 > limits.total_timeout_s:
+                timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
+            elif now - last > idle_limit:
+                timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
+            if timed_out:
+                os.killpg(client.pid, 9)
+                client.wait()
+        pump.join(5)
+    finally:
+        if client is not None and client.poll() is None:
+            os.killpg(client.pid, 9)
+            client.wait()
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    statuses = read_instance_statuses(run_dir / "instances.log")
+    expected = count_instances(config, track.name, dataset)
+    outcome = failures.classify_run(exit_code=client.returncode if client else None, oom_killed=False,
+                                    timed_out=timed_out, instance_statuses=statuses.values(), expected=expected)
+    scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK) or {}
+    return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial, (len(statuses), expected),
+                  scores, run_dir)
+
+
+def default_output() -> Path:
+    """A fresh folder for validate's results."""
+    return Path(tempfile.mkdtemp(prefix="harness-validate-"))

@@ -1,0 +1,60 @@
+"""`harness validate`: the organizer's pipeline for participants, with Docker and as local processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
+
+
+def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """Runs `harness validate`; the result's `pid` attribute is the harness process id."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                             "--output", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=600)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    done.pid = proc.pid  # type: ignore[attr-defined]
+    return done
+
+
+def test_no_docker_runs_the_command_locally(tmp_path):
+    folder = make_submission(tmp_path / "subs", "local-copy", "python3 probe_agent.py copy")
+    proc = validate(folder, tmp_path / "out", "--no-docker")
+    assert proc.returncode == 0, proc.stderr
+    assert "status       ok" in proc.stdout and "instances    3/3" in proc.stdout
+    assert "BLEU" in proc.stdout and "LAAL" in proc.stdout
+    run_dir = tmp_path / "out" / "local-copy" / "dev"
+    assert (run_dir / "scores.json").is_file() and "sentence 2 done" in (run_dir / "client.log").read_text()
+
+
+def test_no_docker_reports_a_crash(tmp_path):
+    folder = make_submission(tmp_path / "subs", "local-crash", "python3 probe_agent.py crash-after-1")
+    proc = validate(folder, tmp_path / "out", "--no-docker")
+    assert proc.returncode == 1
+    assert "status       crash: exit code 3 after 1/3 instances  [partial output]" in proc.stdout
+
+
+def test_invalid_submission_is_one_line(tmp_path):
+    folder = make_submission(tmp_path / "subs", "broken", "python3 probe_agent.py copy")
+    (folder / "submission.yaml").write_text("team: [\n", encoding="utf-8")
+    proc = validate(folder, tmp_path / "out", "--no-docker")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "submission.yaml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.docker
+@requires_docker
+def test_docker_pipeline_with_preflight(tmp_path):
+    folder = make_submission(tmp_path / "subs", "val-docker", "python3 probe_agent.py copy")
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "status       ok" in out and "instances    3/3" in out
+    for check in ("image architecture: amd64", "image size:", "start-up time:", "peak memory:"):
+        assert check in out, out
+    assert "[fail]" not in out
+    assert (tmp_path / "out" / "val-docker" / "manifest.json").is_file()
+    assert leftovers(f"harness.pid={proc.pid}") == []
