@@ -288,6 +288,7 @@ def main() -> int:
     ap.add_argument("--source", type=Path, default=ROOT / "data" / "udhr" / "dev.en")
     ap.add_argument("--reference", type=Path, default=ROOT / "data" / "udhr" / "dev.es")
     ap.add_argument("--repeat", type=int, default=3, help="copies of the data (more actions per measurement)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per loop; the fastest is reported (noise)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     args = ap.parse_args()
     results: dict = {}
@@ -301,20 +302,28 @@ def main() -> int:
         words = sum(len(x.split()) for x in src_lines)
         print(f"data: {len(src_lines)} sentences, {words} source words ({args.source.name} x{args.repeat})")
 
-        (folder / "se").mkdir()
-        se = simuleval_loop(folder / "src.en", folder / "ref.es", folder / "se")
-        rows = {"simuleval-1.1.4 in-process": se}
-        for transport in ("inprocess", "ws", "http"):
-            rows[f"harness {transport}"] = harness_text_run(cfg, folder / f"h-{transport}", transport)
-        se_rate = se["actions"] / se["wall_s"]
-        print(f"\n{'loop':32} {'actions':>8} {'p50 ms':>8} {'p99 ms':>8} {'actions/s':>10} {'vs SimulEval':>13}")
+        rows: dict = {}
+        for k in range(args.rounds):  # interleaved rounds, so that load on the machine hits every loop alike
+            (folder / f"se{k}").mkdir()
+            candidates = {"simuleval-1.1.4 in-process": simuleval_loop(folder / "src.en", folder / "ref.es",
+                                                                        folder / f"se{k}")}
+            for transport in ("inprocess", "ws", "http"):
+                candidates[f"harness {transport}"] = harness_text_run(cfg, folder / f"h-{transport}-{k}", transport)
+            for name, r in candidates.items():
+                if name not in rows or r["wall_s"] < rows[name]["wall_s"]:
+                    rows[name] = r
+        se = rows["simuleval-1.1.4 in-process"]
+        print(f"\n{'loop (fastest of ' + str(args.rounds) + ' rounds)':32} {'actions':>8} {'p50 ms':>8} {'p99 ms':>8} "
+              f"{'actions/s':>10} {'wall s':>8} {'speed vs SimulEval':>19}")
         for name, r in rows.items():
             rate = r["actions"] / r["wall_s"]
             p50, p99 = pct(r["steps"], 50), pct(r["steps"], 99)
+            speed = se["wall_s"] / r["wall_s"]  # same data: >1 means faster than SimulEval's loop
             results[name] = {"actions": r["actions"], "p50_ms": p50, "p99_ms": p99, "actions_per_s": rate,
-                             "throughput_ratio_vs_simuleval": rate / se_rate}
-            print(f"{name:32} {r['actions']:8d} {p50:8.4f} {p99:8.4f} {rate:10.0f} {rate / se_rate:12.2f}x")
-        print("  (SimulEval p50/p99 are per loop iteration: one source segment pushed, the policy popped)")
+                             "wall_s": r["wall_s"], "speed_vs_simuleval_same_data": speed}
+            print(f"{name:32} {r['actions']:8d} {p50:8.4f} {p99:8.4f} {rate:10.0f} {r['wall_s']:8.3f} {speed:18.2f}x")
+        print("  SimulEval's p50/p99 are per loop iteration (a segment pushed, the policy popped: a write and the next "
+              "read\n  together); the harness's are per action (a read or a write, one round trip each).")
 
         print("\ncomputation-aware overhead for a zero-compute agent:")
         for name in ("harness inprocess", "harness ws", "harness http"):
@@ -327,7 +336,10 @@ def main() -> int:
         same = [json.loads(json.dumps({k: v["score"] for k, v in rows[n]["scores"].items()
                                        if isinstance(v, dict) and "score" in v and not k.endswith("_CA")}))
                 for n in ("harness inprocess", "harness ws", "harness http")]
-        print(f"  non-CA scores identical across in-process / WebSocket / HTTP: {same[0] == same[1] == same[2]}")
+        differ = sorted(k for k in same[0] if not same[0].get(k) == same[1].get(k) == same[2].get(k))
+        results["non_ca_scores_identical"] = not differ
+        print(f"  non-CA scores identical across in-process / WebSocket / HTTP: {not differ}"
+              + (f" (differ: {', '.join(differ)}: {[s.get(differ[0]) for s in same]})" if differ else ""))
 
         print("\nspeech payload (bytes on the wire, both directions, per second of 16 kHz audio):")
         (folder / "speech").mkdir()
