@@ -59,6 +59,11 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _numbers(xs: list[Any]) -> bool:
+    """Every item is a finite int or float (not a bool)."""
+    return all(type(x) is int or type(x) is float for x in xs) and math.isfinite(sum(xs))
+
+
 def record_latency_unit(record: dict[str, Any], default: str) -> str:
     """The record's own `latency_unit`, else `default`."""
     unit = record.get("latency_unit")
@@ -86,19 +91,20 @@ def validate_record(rec: Any, where: str) -> str | None:
     if not _is_number(src_len) or src_len <= 0:
         return "field 'source_length' must be a positive number"
     delays = rec["delays"]
-    if not isinstance(delays, list) or not all(_is_number(d) for d in delays):
+    if not isinstance(delays, list) or not _numbers(delays):
         return "field 'delays' must be a list of numbers"
-    limit = src_len * (1 + DELAY_TOLERANCE)
-    for i, d in enumerate(delays):
-        if d < 0:
-            return f"delay {i} is negative ({d})"
-        if i and d < delays[i - 1]:
-            return f"delays decrease at position {i} ({delays[i - 1]} -> {d})"
-        if d > limit:
-            return f"delay {i} ({d}) is beyond the source length ({src_len})"
+    if delays:
+        if delays[0] < 0:
+            return f"delay 0 is negative ({delays[0]})"
+        if any(b < a for a, b in zip(delays, delays[1:])):  # noqa: B905 (shifted copy)
+            i = next(i for i in range(1, len(delays)) if delays[i] < delays[i - 1])
+            return f"delays decrease at position {i} ({delays[i - 1]} -> {delays[i]})"
+        if delays[-1] > src_len * (1 + DELAY_TOLERANCE):
+            i = next(i for i, d in enumerate(delays) if d > src_len * (1 + DELAY_TOLERANCE))
+            return f"delay {i} ({delays[i]}) is beyond the source length ({src_len})"
     elapsed = rec.get("elapsed")
     if elapsed is not None and elapsed != []:
-        if not isinstance(elapsed, list) or not all(_is_number(e) for e in elapsed):
+        if not isinstance(elapsed, list) or not _numbers(elapsed):
             return "field 'elapsed' must be a list of numbers"
         if len(elapsed) != len(delays):
             return f"'elapsed' has {len(elapsed)} values but 'delays' has {len(delays)}"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from harness.metrics.quality import norm_score, quality_score, resample_counts
+from harness.metrics.quality import fast_bleu_stats, norm_score, quality_score, resample_counts
 
 HYPS = ["the cat sat on the mat", "there is a house in new orleans", "they call the rising sun", "hello"]
 REFS_A = ["the cat sat on a mat", "there is a house in New Orleans", "they call it the rising sun", "hello world"]
@@ -43,3 +45,32 @@ def test_tokenizers() -> None:
 def test_norm_score() -> None:
     assert norm_score(20.0, 25.0) == pytest.approx(0.8)
     assert norm_score(20.0, 0.0) is None
+
+
+def _sacrebleu_stats(hyps, refs, tok):
+    import numpy as np
+
+    return np.array(BLEU(tokenize=tok)._extract_corpus_statistics(hyps, refs), dtype=np.int64).reshape(-1, 10)
+
+
+TEXT = st.lists(st.sampled_from(list("ab c.,-&;:1 2'\"!?()\t") + ["&quot;", "<skipped>", "é", "-\n", "\n"]),
+                max_size=30).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(TEXT, TEXT, TEXT), min_size=1, max_size=8), st.sampled_from(["13a", "none"]))
+def test_fast_bleu_statistics_equal_sacrebleu(rows, tok) -> None:
+    hyps, r1, r2 = (list(x) for x in zip(*rows, strict=True))
+    for refs in ([r1], [r1, r2]):
+        assert (fast_bleu_stats(hyps, refs, tok) == _sacrebleu_stats(hyps, refs, tok)).all()
+
+
+def test_fast_bleu_on_real_log() -> None:
+    import json
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
+    recs = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    hyps, refs = [r["prediction"] for r in recs], [[r["reference"] for r in recs]]
+    assert (fast_bleu_stats(hyps, refs, "13a") == _sacrebleu_stats(hyps, refs, "13a")).all()
+    assert fast_bleu_stats(hyps, refs, "zh") is None  # other tokenizers go through sacrebleu itself

@@ -127,18 +127,8 @@ def compute_times_from_elapsed(delays: Sequence[Number], elapsed: Sequence[Numbe
     return out
 
 
-def average_token_delay(
-    delays: Sequence[Number], speech: bool, compute_times: Sequence[Number] | None = None
-) -> float:
-    """ATD (Kano et al., 2023) for text output, as SimulEval computes it in memory.
-
-    Text source: source and target tokens last 1 word. Speech source: 300 ms source tokens, 0-length target tokens.
-    `compute_times` (see `compute_times_from_elapsed`) gives the computation-aware variant.
-    """
-    n = len(delays)
-    tgt_len = 0 if speech else 1
-    if compute_times is None:
-        compute_times = [0] * n
+def _atd_source_times(delays: Sequence[Number], speech: bool) -> list[Number]:
+    """End time of the source token each target token is aligned to (ATD's alignment, independent of compute)."""
     # target chunks: runs of equal delays; source chunks: the increments between distinct chunk delays
     chunk_delays: list[Number] = []
     tgt_sizes: list[int] = []
@@ -150,8 +140,8 @@ def average_token_delay(
         else:
             tgt_sizes[-1] += 1
         prev = d
-    src_sizes: list[int] = []
     src_time: list[Number] = [0]
+    src_sizes: list[int] = []
     last = 0
     for d in chunk_delays:
         dur = d - last
@@ -164,23 +154,42 @@ def average_token_delay(
         src_sizes.append(len(lens))
         for token_len in lens:
             src_time.append(src_time[-1] + token_len)
-    total = 0.0
+    aligned: list[Number] = []
     t = 0
-    tgt_end: Number = 0
     acc_x = acc_y = 0
     for k, size in enumerate(tgt_sizes):
         cur_src = acc_x + src_sizes[k]
         back = max(0, acc_y - acc_x)
         for _ in range(size):
             t += 1
-            tgt_end = max(delays[t - 1], tgt_end) + tgt_len + compute_times[t - 1]
             s = t - back
-            if s >= cur_src:
-                s = cur_src
-            total += tgt_end - src_time[s]
+            aligned.append(src_time[s if s < cur_src else cur_src])
         acc_x = cur_src
         acc_y += size
-    return total / n
+    return aligned
+
+
+def _atd_from_alignment(
+    delays: Sequence[Number], aligned: Sequence[Number], speech: bool, compute_times: Sequence[Number] | None
+) -> float:
+    tgt_len = 0 if speech else 1
+    total = 0.0
+    tgt_end: Number = 0
+    for i, d in enumerate(delays):
+        tgt_end = (d if d > tgt_end else tgt_end) + tgt_len + (compute_times[i] if compute_times else 0)
+        total += tgt_end - aligned[i]
+    return total / len(delays)
+
+
+def average_token_delay(
+    delays: Sequence[Number], speech: bool, compute_times: Sequence[Number] | None = None
+) -> float:
+    """ATD (Kano et al., 2023) for text output, as SimulEval computes it in memory.
+
+    Text source: source and target tokens last 1 word. Speech source: 300 ms source tokens, 0-length target tokens.
+    `compute_times` (see `compute_times_from_elapsed`) gives the computation-aware variant.
+    """
+    return _atd_from_alignment(delays, _atd_source_times(delays, speech), speech, compute_times)
 
 
 def instance_latency(
@@ -192,11 +201,12 @@ def instance_latency(
 ) -> dict[str, float | None]:
     """Every latency metric of one non-empty instance; `NAME_CA` too when `elapsed` is given."""
     out: dict[str, float | None] = _plain(delays, source_length, target_length)
-    out["ATD"] = average_token_delay(delays, speech)
+    aligned = _atd_source_times(delays, speech)
+    out["ATD"] = _atd_from_alignment(delays, aligned, speech, None)
     if elapsed is not None:
         for name, value in _plain(elapsed, source_length, target_length).items():
             out[f"{name}_CA"] = value
-        out["ATD_CA"] = average_token_delay(delays, speech, compute_times_from_elapsed(delays, elapsed))
+        out["ATD_CA"] = _atd_from_alignment(delays, aligned, speech, compute_times_from_elapsed(delays, elapsed))
     return out
 
 

@@ -42,6 +42,104 @@ def resample_counts(n: int, bootstrap: int, seed: int) -> Any:
     return counts
 
 
+_FAST_BLEU_TOKENIZERS = ("13a", "none")
+_PAD_CLASS_PATTERN = r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"
+_PAD_TABLE = {c: f" {chr(c)} " for c in (*range(0x7B, 0x7F), *range(0x5B, 0x61), *range(0x20, 0x27), *range(0x28, 0x2C),
+                                         *range(0x3A, 0x41), 0x2F)}
+_ORDER = 4
+
+
+def _preprocess_13a(line: str) -> str:
+    """sacrebleu's BLEU preprocessing + Tokenizer13a up to (not including) its regular expressions, padded."""
+    line = line.rstrip().replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    return f" {line} "
+
+
+def _tokenize_corpus(lines: Sequence[str], tokenizer: str) -> list[list[str]]:
+    """Token lists of every line, as sacrebleu's BLEU tokenizes them, with each 13a regex run once per corpus.
+
+    Lines are padded with spaces and joined with newlines; no 13a pattern can match across a space-newline-space
+    boundary, so this equals tokenizing line by line (tests check it against sacrebleu).
+    """
+    if tokenizer == "none":
+        return [line.rstrip().split() for line in lines]
+    from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+
+    text = "\n".join(_preprocess_13a(line) for line in lines)
+    rules = TokenizerRegexp()._re
+    # the first rule pads single characters of a class with spaces: str.translate does exactly that, much faster
+    if rules[0][0].pattern == _PAD_CLASS_PATTERN and rules[0][1] == r" \1 ":
+        text = text.translate(_PAD_TABLE)
+        rules = rules[1:]
+    for regex, repl in rules:
+        text = regex.sub(repl, text)
+    return [chunk.split() for chunk in text.split("\n")]
+
+
+def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
+    """sacrebleu's BLEU sentence statistics `[hyp_len, ref_len, correct_1..4, total_1..4]` as an (n, 10) array.
+
+    Vectorized with numpy: n-grams get integer ids, counts come from `np.unique`, reference counts are clipped by
+    their maximum over references and the reference length is the closest one (the shorter on ties), exactly as
+    sacrebleu computes them. Only for the `13a` and `none` tokenizers (None otherwise).
+    """
+    import numpy as np
+
+    if tokenizer not in _FAST_BLEU_TOKENIZERS:
+        return None
+    n = len(hypotheses)
+    streams = [list(hypotheses)] + [list(r) for r in references]
+    toks = _tokenize_corpus([line for stream in streams for line in stream], tokenizer)
+    flat = [t for sent in toks for t in sent]
+    vocab = {t: i for i, t in enumerate(set(flat))}
+    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    seg = np.repeat(np.arange(len(toks)), lens)  # segment (stream line) of each token
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    pos = np.arange(len(ids)) - np.repeat(starts, lens)  # position within its line
+    stats = np.zeros((n, 2 + 2 * _ORDER), dtype=np.int64)
+    hyp_lens = lens[:n]
+    stats[:, 0] = hyp_lens
+    # closest reference length, the shorter one on ties
+    best_len = lens[n : 2 * n].copy()
+    for r in range(1, len(references)):
+        cand = lens[(r + 1) * n : (r + 2) * n]
+        d_new, d_old = np.abs(hyp_lens - cand), np.abs(hyp_lens - best_len)
+        best_len = np.where((d_new < d_old) | ((d_new == d_old) & (cand < best_len)), cand, best_len)
+    stats[:, 1] = best_len
+    gram = ids.copy()
+    for order in range(1, _ORDER + 1):
+        if order > 1:  # id of the n-gram starting at each position, from the (n-1)-gram id and the next token
+            nxt = np.zeros_like(ids)
+            k = max(len(ids) - order + 1, 0)
+            nxt[:k] = ids[order - 1 : order - 1 + k]
+            gram = np.unique(gram * (len(vocab) + 1) + nxt + 1, return_inverse=True)[1].reshape(-1)
+        valid = pos + order <= np.repeat(lens, lens)
+        g, sg = gram[valid], seg[valid]
+        width = int(g.max()) + 1 if len(g) else 1
+        key = (sg % n) * width + g  # (sentence, n-gram) key shared by hypothesis and references
+        is_hyp = sg < n
+        hk, hc = np.unique(key[is_hyp], return_counts=True)
+        stats[:, 1 + _ORDER + order] = np.bincount(sg[is_hyp], minlength=n)[:n]
+        rk_all, rc_all = np.unique(sg[~is_hyp] // n * 0 + key[~is_hyp] * len(references) + (sg[~is_hyp] // n - 1),
+                                   return_counts=True)
+        rk = rk_all // len(references)
+        if len(rk):  # max count over references of each (sentence, n-gram)
+            first = np.concatenate(([True], rk[1:] != rk[:-1]))
+            uk = rk[first]
+            uc = np.maximum.reduceat(rc_all, np.flatnonzero(first))
+        else:
+            uk = uc = np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(uk, hk)
+        at_c = np.minimum(at, max(len(uk) - 1, 0))
+        found = (at < len(uk)) & (uk[at_c] == hk) if len(uk) else np.zeros(len(hk), dtype=bool)
+        match = np.where(found, np.minimum(hc, uc[at_c] if len(uk) else 0), 0)
+        stats[:, 1 + order] = np.bincount(hk // width, weights=match, minlength=n)[:n].astype(np.int64)
+    return stats
+
+
 def _ci95(values: Sequence[float]) -> list[float]:
     """sacrebleu's percentile rule: the n//40-th lowest and highest of the sorted resampled scores."""
     raw = sorted(values)
@@ -66,10 +164,15 @@ def quality_score(
     import numpy as np
 
     metric = make_metric(name, tokenizer)
-    stats = metric._extract_corpus_statistics(list(hypotheses), [list(r) for r in references])
-    score = metric._aggregate_and_compute(stats)
+    stats = fast_bleu_stats(hypotheses, references, tokenizer) if name == "BLEU" else None
+    if stats is not None:
+        metric.num_refs = len(references)
+        score = metric._compute_score_from_stats(stats.sum(axis=0).tolist())
+    else:
+        stats = metric._extract_corpus_statistics(list(hypotheses), [list(r) for r in references])
+        score = metric._aggregate_and_compute(stats)
     ci = None
-    if counts is not None and len(stats):
+    if counts is not None and len(stats) > 0:
         sums = counts @ np.asarray(stats, dtype=np.float64)
         ci = _ci95([metric._compute_score_from_stats(list(row)).score for row in sums])
         metric.n_bootstrap = counts.shape[0]
