@@ -117,6 +117,11 @@ class SubmissionJob:
         self.out.mkdir(parents=True, exist_ok=True)
         try:
             return self._evaluate(load_submission, build_submission_image)
+        except RunInterrupted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a harness fault must not stop the other submissions
+            line = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            return self._fail_all(self.man.get("submission_yaml") or {}, failures.Outcome(failures.INFRA_ERROR, line))
         finally:
             manifest.write_manifest(self.out / manifest.MANIFEST_FILE, self.man)
 
@@ -145,8 +150,12 @@ class SubmissionJob:
         self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
                              "architecture": info.architecture}
         self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}
+        datasets = [ds for ds in self.opts.datasets if ds in track.datasets]
+        if not datasets:
+            return self._fail_all(meta, failures.Outcome(
+                failures.INVALID_SUBMISSION, f"track {track.name!r} has no dataset {', '.join(self.opts.datasets)}"))
         records = []
-        for ds in self.opts.datasets:
+        for ds in datasets:
             if self.opts.stop.is_set():
                 raise RunInterrupted()
             records.append(self._run_dataset(sub, meta, track, ds, info))

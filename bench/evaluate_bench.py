@@ -1,0 +1,124 @@
+"""Benchmark of `harness evaluate`: orchestration overhead per run, and batch wall time with 1 and 2 workers.
+
+1. Overhead: one isolated run (`execute_run`) of a trivial participant (the Docker tests' probe agent on the
+   3-sentence test config), repeated; overhead = everything but the participant's own run time (network up,
+   server container up and healthy, participant container created and started, everything removed).
+   Goal: ≤ 3 s per run.
+2. Batch: `harness evaluate SUBMISSIONS --dataset dev` with `--workers 1` and `--workers 2` (images built
+   beforehand, so both measure runs only), and their ratio.
+
+    python3 bench/evaluate_bench.py [--submissions examples/submissions] [--config configs/demo.yaml] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+GOAL_OVERHEAD_S = 3.0
+
+
+def probe_image(tmp: Path) -> str:
+    from evaluate_data.support import make_submission
+
+    from harness.orchestrator.images import docker_env, ensure_base_image
+
+    ensure_base_image()
+    folder = make_submission(tmp, "bench-probe", "python3 /app/probe_agent.py copy")
+    out = subprocess.run(["docker", "build", "-q", "-t", "harness-bench-probe:latest", str(folder)],
+                         capture_output=True, text=True, env=docker_env(), check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
+    from evaluate_data.support import CONFIG
+
+    from harness.config import load_config
+    from harness.orchestrator.run import RunSpec, execute_run
+
+    image = probe_image(tmp)
+    config = load_config(CONFIG)
+    rows = []
+    for i in range(repeat + 1):
+        spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", "copy"], config=config,
+                       track="text-en-es", dataset="dev", out_dir=tmp / f"run{i}")
+        r = execute_run(spec)
+        if r.outcome.status != "ok":
+            raise SystemExit(f"bench run failed: {r.outcome}")
+        if i:  # the first run warms the engine's caches
+            rows.append(r.timings)
+    med = {k: statistics.median(t[k] for t in rows) for k in rows[0]}
+    med["overhead_s"] = statistics.median(t["total_s"] - t["run_s"] for t in rows)
+    med["overhead_max_s"] = max(t["total_s"] - t["run_s"] for t in rows)
+    return med
+
+
+def bench_batch(submissions: Path, config: Path, dataset: str, tmp: Path) -> dict[str, float]:
+    out = {}
+    cmd = [sys.executable, "-m", "harness", "evaluate", str(submissions), "--config", str(config),
+           "--dataset", dataset]
+    warm = subprocess.run([*cmd, "--output", str(tmp / "warm")], capture_output=True, text=True)
+    if warm.returncode != 0:
+        raise SystemExit(f"evaluate failed: {warm.stderr.strip()[-500:]}")
+    summary = json.loads((tmp / "warm" / "summary.json").read_text())
+    out["runs"] = len(summary["runs"])
+    out["statuses"] = sorted({r["status"] for r in summary["runs"]})  # type: ignore[assignment]
+    for workers in (1, 2):
+        dest = tmp / f"w{workers}"
+        t0 = time.monotonic()
+        proc = subprocess.run([*cmd, "--output", str(dest), "--workers", str(workers)], capture_output=True,
+                              text=True)
+        out[f"wall_workers{workers}_s"] = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"evaluate --workers {workers} failed: {proc.stderr.strip()[-500:]}")
+        runs = []
+        for man in dest.glob("*/manifest.json"):
+            for run in json.loads(man.read_text())["runs"].values():
+                if "timings" in run:
+                    runs.append(run["timings"])
+        if runs:
+            out[f"overhead_workers{workers}_s"] = statistics.median(t["total_s"] - t["run_s"] for t in runs)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--submissions", type=Path, default=ROOT / "examples" / "submissions")
+    ap.add_argument("--config", type=Path, default=ROOT / "configs" / "demo.yaml")
+    ap.add_argument("--dataset", default="dev")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="harness-bench-"))
+    try:
+        o = bench_overhead(args.repeat, tmp)
+        print(f"per-run orchestration (median of {args.repeat}, 3-sentence probe):")
+        for k in ("network_s", "server_ready_s", "startup_s", "run_s", "teardown_s", "total_s"):
+            print(f"  {k:<16} {o[k]:6.2f} s")
+        verdict = "PASS" if o["overhead_s"] <= GOAL_OVERHEAD_S else "MISS"
+        print(f"  overhead         {o['overhead_s']:6.2f} s (max {o['overhead_max_s']:.2f} s); goal <= "
+              f"{GOAL_OVERHEAD_S} s: ratio {o['overhead_s'] / GOAL_OVERHEAD_S:.2f} of the goal -> {verdict}")
+        if args.submissions.is_dir() and any(args.submissions.iterdir()):
+            b = bench_batch(args.submissions, args.config, args.dataset, tmp)
+            print(f"batch: {args.submissions} on {args.dataset}, {b['runs']} run(s), statuses {b['statuses']}")
+            for w in (1, 2):
+                key = f"overhead_workers{w}_s"
+                extra = f", median overhead {b[key]:.2f} s/run" if key in b else ""
+                print(f"  --workers {w}: wall {b[f'wall_workers{w}_s']:6.2f} s{extra}")
+            print(f"  speed-up workers 2 vs 1: {b['wall_workers1_s'] / b['wall_workers2_s']:.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
