@@ -21,7 +21,7 @@ from harness.client.agent import Action, AgentStates, ReadAction, TextAgent, Wri
 def common_prefix(a: list[str], b: list[str]) -> list[str]:
     """The longest common prefix of two word lists."""
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         n += 1

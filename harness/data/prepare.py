@@ -86,7 +86,7 @@ def prepare_dev_speech(data: Path, force: bool = False) -> bool:
             and all((out / n).is_file() for n in names)):
         return False
     wav_dir.mkdir(parents=True, exist_ok=True)
-    seconds = sum(synthesize(line, out / name) for line, name in zip(lines, names))
+    seconds = sum(synthesize(line, out / name) for line, name in zip(lines, names, strict=True))
     listing.write_text("".join(n + "\n" for n in names), encoding="utf-8")
     current["dev"] = _stamp(inputs)
     current["dev_seconds"] = round(seconds, 2)

@@ -73,7 +73,7 @@ def align(en: dict[str, list[str]], es: dict[str, list[str]]) -> list[tuple[str,
         es_paras = es.get(section)
         if es_paras is None or len(es_paras) != len(en_paras):
             continue
-        pairs.extend((section, e, s) for e, s in zip(en_paras, es_paras))
+        pairs.extend((section, e, s) for e, s in zip(en_paras, es_paras, strict=True))
     return pairs
 
 
