@@ -74,3 +74,15 @@ def test_fast_bleu_on_real_log() -> None:
     hyps, refs = [r["prediction"] for r in recs], [[r["reference"] for r in recs]]
     assert (fast_bleu_stats(hyps, refs, "13a") == _sacrebleu_stats(hyps, refs, "13a")).all()
     assert fast_bleu_stats(hyps, refs, "zh") is None  # other tokenizers go through sacrebleu itself
+
+
+def test_parallel_sentence_statistics_equal_sacrebleu() -> None:
+    from harness.metrics.quality import PARALLEL_MIN_SENTENCES
+
+    n = PARALLEL_MIN_SENTENCES + 10
+    hyps, refs = (HYPS * n)[:n], (REFS_A * n)[:n]
+    for name, cls in (("chrF", CHRF), ("TER", TER)):
+        ours = quality_score(name, hyps, [refs])
+        theirs = cls().corpus_score(hyps, [refs])
+        assert ours["score"] == pytest.approx(theirs.score, abs=1e-9)
+        assert ours["signature"].startswith("nrefs:1|")

@@ -140,6 +140,36 @@ def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
     return stats
 
 
+PARALLEL_MIN_SENTENCES = 256
+
+
+def _stats_chunk(name: str, tokenizer: str, hyps: list[str], refs: list[list[str]]) -> list[Any]:
+    return make_metric(name, tokenizer)._extract_corpus_statistics(hyps, refs)
+
+
+def sentence_stats(metric: Any, name: str, tokenizer: str, hyps: list[str], refs: list[list[str]]) -> list[Any]:
+    """sacrebleu's sentence statistics, computed in worker processes (one chunk per core) for large corpora."""
+    import os
+
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    if workers < 2 or len(hyps) < PARALLEL_MIN_SENTENCES:
+        return metric._extract_corpus_statistics(hyps, refs)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    metric.num_refs = len(refs)  # what reference caching would set, for the signature
+    bounds = [len(hyps) * i // workers for i in range(workers + 1)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = pool.map(
+            _stats_chunk,
+            [name] * workers,
+            [tokenizer] * workers,
+            [hyps[a:b] for a, b in zip(bounds, bounds[1:])],  # noqa: B905 (shifted copy)
+            [[r[a:b] for r in refs] for a, b in zip(bounds, bounds[1:])],  # noqa: B905
+        )
+        return [row for part in parts for row in part]
+
+
 def _ci95(values: Sequence[float]) -> list[float]:
     """sacrebleu's percentile rule: the n//40-th lowest and highest of the sorted resampled scores."""
     raw = sorted(values)
@@ -169,7 +199,7 @@ def quality_score(
         metric.num_refs = len(references)
         score = metric._compute_score_from_stats(stats.sum(axis=0).tolist())
     else:
-        stats = metric._extract_corpus_statistics(list(hypotheses), [list(r) for r in references])
+        stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
         score = metric._aggregate_and_compute(stats)
     ci = None
     if counts is not None and len(stats) > 0:
