@@ -28,7 +28,11 @@ def docker_run(image: str, script: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_labels_record_the_installed_harness(base_image: str) -> None:
-    labels = images.image_labels(base_image)
+    for _ in range(3):  # the harness source may change under a running test session: ask again
+        images.ensure_base_image()
+        labels = images.image_labels(base_image)
+        if labels[images.LABEL_DIGEST] == wheelhouse.build_wheelhouse().digest:
+            break
     assert labels[images.LABEL_VERSION] == __version__
     assert labels[images.LABEL_DIGEST] == wheelhouse.build_wheelhouse().digest
     if labels[images.LABEL_MODE] == "air-gapped":

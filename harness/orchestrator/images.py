@@ -16,6 +16,7 @@ one is a cache hit.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -233,8 +234,8 @@ def rootfs_tarball(mirror: str | None = None, log: Path | None = None) -> Path:
 
 
 def import_rootfs(tarball: Path, log: Path | None = None) -> str:
-    """`docker import` the tarball once; returns the imported image's tag."""
-    tag = f"harness-rootfs:{rootfs_key()}"
+    """`docker import` the tarball once (per tarball content); returns the imported image's tag."""
+    tag = f"harness-rootfs:{rootfs_key()}-{_file_sha256(tarball)[:12]}"
     if image_exists(tag):
         return tag
     with tarball.open("rb") as f:
@@ -244,6 +245,25 @@ def import_rootfs(tarball: Path, log: Path | None = None) -> str:
     if proc.returncode != 0:
         raise ImageError(f"docker import of {tarball} failed: {last_line(proc.stderr)}")
     return tag
+
+
+def _file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered next to it (`PATH.sha256`) while the file keeps its size and mtime."""
+    st = path.stat()
+    memo = path.with_name(path.name + ".sha256")
+    stamp = f"{st.st_size} {st.st_mtime_ns}"
+    try:
+        saved_stamp, saved = memo.read_text(encoding="utf-8").split("\n")[:2]
+        if saved_stamp == stamp:
+            return saved
+    except (OSError, ValueError):
+        pass
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    memo.write_text(f"{stamp}\n{h.hexdigest()}\n", encoding="utf-8")
+    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------- base image
@@ -273,9 +293,13 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
         if air_gapped is None:
             air_gapped = not registry_answers()
         started = time.monotonic()
+        previous = inspect_image(tag)["Id"] if image_exists(tag) else None
         base = import_rootfs(rootfs_tarball(log=log), log) if air_gapped else REGISTRY_BASE
         _build_base(tag, base, wh, digest, "air-gapped" if air_gapped else "registry", log)
         _append(log, f"base image {tag} built in {time.monotonic() - started:.1f} s\n")
+        if previous and previous != inspect_image(tag)["Id"]:  # drop the old one unless something still uses it
+            docker(["rmi", previous], check=False)
+        wheelhouse.prune()
     return tag
 
 

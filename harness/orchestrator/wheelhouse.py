@@ -190,3 +190,11 @@ def build_wheelhouse(root: Path | None = None, log: Path | None = None) -> Wheel
     reqs = wheel_requirements(wheel)
     deps = download_deps(reqs, log)
     return Wheelhouse(harness_wheel=wheel, deps_dir=deps, requirements=reqs, source_digest=digest)
+
+
+def prune(keep: int = 5) -> None:
+    """Remove all but the `keep` newest cached harness wheels (every code edit makes one)."""
+    base = cache_dir() / "wheelhouse"
+    olds = sorted(base.glob("harness-*"), key=lambda p: p.stat().st_mtime, reverse=True)[keep:]
+    for old in olds:
+        shutil.rmtree(old, ignore_errors=True)
