@@ -44,6 +44,7 @@ def test_labels_record_the_installed_harness(base_image: str) -> None:
 
 
 def test_second_call_is_a_cache_hit(base_image: str) -> None:
+    images.ensure_base_image()
     digest = wheelhouse.build_wheelhouse().digest
     before = images.image_info(base_image).id
     assert images.ensure_base_image() == base_image
