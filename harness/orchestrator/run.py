@@ -272,11 +272,9 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         server_pump.start()
         probe = api.exec_create(server["Id"], ["python3", "-c", _PROBE.format(port=SERVER_PORT,
                                                                               timeout=SERVER_READY_TIMEOUT_S)])
-        api.exec_start(probe["Id"])
-        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
-            server_pump.join(2)
-            raise failures.InfraError(f"server not healthy: {_tail(spec.out_dir / 'server.log')}")
-        timings["server_ready_s"] = time.monotonic() - t0
+        # the health probe runs while the participant container is being created
+        probe_thread = threading.Thread(target=api.exec_start, args=(probe["Id"],), daemon=True)
+        probe_thread.start()
 
         image = api.inspect_image(spec.submission_image)
         user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
@@ -297,6 +295,11 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
             host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
         )
         created.append(part["Id"])
+        probe_thread.join(SERVER_READY_TIMEOUT_S + 10)
+        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
+            server_pump.join(2)
+            raise failures.InfraError(f"server not healthy: {_tail(spec.out_dir / 'server.log')}")
+        timings["server_ready_s"] = time.monotonic() - t0
         client_pump = _LogPump(api, part["Id"], spec.out_dir / "client.log", limits.client_log_max_bytes)
         api.start(part["Id"])
         t_run = time.monotonic()
@@ -391,13 +394,19 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
 
 
 def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:
-    """Remove the run's containers (participant first) and its network; errors are ignored, leftovers are
+    """Remove the run's containers (in parallel), then its network; errors are ignored, leftovers are
     caught by the next start's `remove_resources`."""
-    for cid in reversed(containers):
+    def remove(cid: str) -> None:
         try:
             api.remove_container(cid, force=True, v=True)
         except Exception:  # noqa: BLE001
             pass
+
+    threads = [threading.Thread(target=remove, args=(cid,), daemon=True) for cid in containers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
     if net_id:
         for _ in range(3):
             try:
