@@ -149,6 +149,8 @@ def read_instances(path: str | Path, latency_unit: str | None = None) -> RunLog:
             if half_written:
                 raise LogFormatError(f"{where}: half-written last line (interrupted write), rerun or resume") from None
             raise LogFormatError(f"{where}: not a JSON line") from None
+        if half_written:  # docs/formats.md: a last line without its newline is an interrupted write
+            raise LogFormatError(f"{where}: half-written last line (no trailing newline), rerun or resume")
         reason = validate_record(rec, where)
         if reason:
             raise LogFormatError(f"{where}: {reason}")

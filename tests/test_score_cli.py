@@ -100,6 +100,7 @@ def test_char_unit_keeps_spaces_for_bleu() -> None:
     [
         (["{\"index\": 0"], "\n", ":1: not a JSON line"),
         ([json.dumps(_rec(0)), json.dumps(_rec(1))[:-5]], "", ":2: half-written last line"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(1))], "", ":2: half-written last line (no trailing newline)"),
         ([json.dumps(_rec(0, delays=[2, 1, 3]))], "\n", ":1: delays decrease at position 1"),
         ([json.dumps(_rec(0, delays=[1, 2, 9]))], "\n", ":1: delay 2 (9) is beyond the source length (3)"),
         ([json.dumps(_rec(0)), json.dumps(_rec(1, reference=None, references=None))], "\n", ":2: no reference"),
