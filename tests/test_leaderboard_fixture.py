@@ -30,6 +30,7 @@ LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 XSS_TEAM = '<script>window.__pwned = "team"</script>Tag Team'
 XSS_TEXT = '<script>window.__pwned = "hypothesis"</script>'
 SEGMENT_MS = 320
+TEXT_INSTANCES = 10  # the first sentences of the UDHR test split: enough for every view, quick in a browser
 
 
 def apertium(lines: list[str]) -> list[str]:
@@ -143,7 +144,7 @@ tracks:
     regimes: [{{name: low, max_latency: 3}}, {{name: high, max_latency: 6}}]
     baseline: organizers-offline
     datasets:
-      test: {{source: {udhr}/test.en, references: {{orig: {udhr}/test.es, mono: {mono}}}}}
+      test: {{source: {text_src}, references: {{orig: {text_ref}, mono: {mono}}}}}
   - name: speech-en-es
     modality: speech
     source_lang: en
@@ -194,10 +195,11 @@ def _write_run(root: Path, sub: str, ds: str, records: list[dict[str, Any]], sco
 def build_results(root: Path) -> tuple[Path, Path]:
     """Write RESULTS (under `root`) and its task config; returns (results dir, config path)."""
     root.mkdir(parents=True, exist_ok=True)
-    src = (UDHR / "test.en").read_text(encoding="utf-8").splitlines()
-    orig = (UDHR / "test.es").read_text(encoding="utf-8").splitlines()
+    src = (UDHR / "test.en").read_text(encoding="utf-8").splitlines()[:TEXT_INSTANCES]
+    orig = (UDHR / "test.es").read_text(encoding="utf-8").splitlines()[:TEXT_INSTANCES]
     mono = apertium(src)  # a second, monotone reference set (as SiMuST-C's `mono`)
-    (root / "test.mono.es").write_text("\n".join(mono) + "\n", encoding="utf-8")
+    for name, lines in (("test.en", src), ("test.es", orig), ("test.mono.es", mono)):
+        (root / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     transcripts: list[tuple[Path, list[str]]] = []
     for line in (LIBRIVOX / "transcription").read_text().splitlines():
         words, _, fid = line.rpartition("(")
@@ -206,7 +208,8 @@ def build_results(root: Path) -> tuple[Path, Path]:
     speech_refs = apertium([" ".join(w) for _, w in transcripts])
     (root / "speech.list").write_text("\n".join(str(p) for p, _ in transcripts) + "\n", encoding="utf-8")
     (root / "speech.es").write_text("\n".join(speech_refs) + "\n", encoding="utf-8")
-    config_text = CONFIG.format(udhr=UDHR, mono=root / "test.mono.es", speech_list=root / "speech.list",
+    config_text = CONFIG.format(text_src=root / "test.en", text_ref=root / "test.es", mono=root / "test.mono.es",
+                                speech_list=root / "speech.list",
                                 speech_ref=root / "speech.es")
     config = root / "task.yaml"
     config.write_text(config_text, encoding="utf-8")

@@ -65,7 +65,8 @@ def test_team_name_and_hypothesis_with_script_tags_are_escaped(site: Path) -> No
     assert "<script>window.__pwned" not in inst
     assert "&lt;script&gt;window.__pwned = &#34;hypothesis&#34;&lt;/script&gt;" in inst
     blob = re.search(r'<script type="application/json" id="timeline-data">(.*?)</script>', inst, re.S)
-    assert blob and XSS_TEXT.split("=")[0].strip() in json.loads(blob.group(1))["tokens"][-1] + "window.__pwned"
+    assert blob and "<script" not in blob.group(1)  # jinja's tojson escapes < > & inside the JSON block
+    assert XSS_TEXT in " ".join(json.loads(blob.group(1))["tokens"])
     assert XSS_TEAM not in (run_dir / "index.html").read_text(encoding="utf-8")
 
 
@@ -125,7 +126,7 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
     for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
         assert f">{key}</abbr>" in page
     assert scores["BLEU@mono"]["signature"] in page
-    assert "decoded 20 instances" in page  # client.log tail
+    assert "decoded 10 instances" in page  # client.log tail
     assert "harness version" in page and "config sha256" in page
     board = load_results(results, load_config(fixture_results[1], check_files=False)).boards[0]
     assert board.best is not None and board.best.status == "ok"
