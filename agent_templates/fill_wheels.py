@@ -1,0 +1,65 @@
+"""Fill `agent_templates/<name>/wheels/` with the wheels a template's image installs (run on the host).
+
+    python3 agent_templates/fill_wheels.py [NAME ...]      (default: every template with requirements-image.txt)
+
+Pip cannot reach PyPI inside image builds, so each template that needs packages beyond the harness base lists
+them in `requirements-image.txt` (one requirement a line; `--no-deps` after a name downloads it without its
+dependencies) and its Dockerfile installs them with `pip install --no-index --find-links /tmp/wheels`.
+Wheels are for the base image's Python (3.11, manylinux, this machine's architecture); existing ones are kept.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PYTHON = "3.11"
+
+
+def requirements(path: Path) -> list[tuple[str, bool]]:
+    """(requirement, with dependencies) for every non-comment line."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append((line.replace("--no-deps", "").strip(), "--no-deps" not in line))
+    return out
+
+
+def fill(template: Path) -> int:
+    """Download the wheels of one template; returns pip's exit status (first failure)."""
+    wheels = template / "wheels"
+    wheels.mkdir(exist_ok=True)
+    machine = platform.machine()
+    for req, deps in requirements(template / "requirements-image.txt"):
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "-d", str(wheels),
+               "--only-binary=:all:", "--python-version", PYTHON, "--implementation", "cp",
+               "--platform", f"manylinux2014_{machine}", "--platform", f"manylinux_2_28_{machine}",
+               "--platform", f"manylinux_2_17_{machine}", "--platform", "any", req]
+        if not deps:
+            cmd.insert(4, "--no-deps")
+        rc = subprocess.run(cmd).returncode
+        if rc != 0:
+            print(f"fill_wheels: {template.name}: pip download {req} failed", file=sys.stderr)
+            return rc
+    print(f"fill_wheels: {wheels} ({len(list(wheels.glob('*.whl')))} wheels)")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    names = argv or sorted(p.parent.name for p in HERE.glob("*/requirements-image.txt"))
+    for name in names:
+        if not (HERE / name / "requirements-image.txt").is_file():
+            print(f"fill_wheels: {name}: no requirements-image.txt", file=sys.stderr)
+            return 2
+        rc = fill(HERE / name)
+        if rc:
+            return rc
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
