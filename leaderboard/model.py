@@ -94,11 +94,13 @@ class Run:
     manifest: dict[str, Any] = field(default_factory=dict)
     client_log_tail: str | None = None
     slug: str = ""
+    partial: bool = False
 
     @property
     def scored(self) -> bool:
-        """Has scores to rank (status ok or partial)."""
-        return self.status in OK_STATUSES and any(k not in META_KEYS for k in self.scores)
+        """Has scores to rank: status ok or partial, or a failure whose partial output was kept and scored."""
+        ok = self.status in OK_STATUSES or self.partial
+        return ok and any(k not in META_KEYS for k in self.scores)
 
     @property
     def metric_keys(self) -> list[str]:
@@ -175,7 +177,7 @@ class Board:
     @property
     def best(self) -> Run | None:
         """The best complete run by primary quality (a partial run only when no run is complete)."""
-        complete = [r for r in self.scored if r.status == "ok"]
+        complete = [r for r in self.scored if r.status == "ok" and not r.partial]
         ranked = self.ranked(complete or self.scored)
         return ranked[0] if ranked else None
 
@@ -234,6 +236,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
         manifest=manifest if isinstance(manifest, dict) else {},
         client_log_tail=tail(run_dir / "client.log") if run_dir else None,
         slug=slug,
+        partial=bool(raw.get("partial")) or raw["status"] == "partial",
     )
 
 

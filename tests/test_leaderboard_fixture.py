@@ -230,7 +230,7 @@ def build_results(root: Path) -> tuple[Path, Path]:
         _write_run(results, sub, "test", records, scores, log, manifest)
         runs.append({"submission": sub, "team": team, "system": system, "track": "text-en-es", "kind": kind,
                      "baseline": is_base, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
-    # a run whose agent raised on instance 5: what it decoded before is kept, scored and flagged partial
+    # an agent raising on instance 5: what it decoded before is kept, scored, flagged partial (as evaluate does)
     records, log = [], ""
     for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True)):
         try:
@@ -243,7 +243,7 @@ def build_results(root: Path) -> tuple[Path, Path]:
     scores = score_records(records, latency_unit="word", bootstrap=200)
     _write_run(results, "crashy-wait4", "test", records, scores, log, manifest)
     runs.append({"submission": "crashy-wait4", "team": "Crashy", "system": "wait-4", "track": "text-en-es",
-                 "kind": "primary", "baseline": False, "dataset": "test", "status": "partial",
+                 "kind": "primary", "baseline": False, "dataset": "test", "status": "crash", "partial": True,
                  "reason": f"crash on instance {len(records)}: ZeroDivisionError: division by zero", "scores": scores})
     runs.append({"submission": "broken-build", "team": "Broken", "system": "nothing", "track": "text-en-es",
                  "kind": "primary", "baseline": False, "dataset": "test", "status": "build_error",

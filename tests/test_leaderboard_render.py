@@ -135,7 +135,8 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
     other_page = (site / other.page).read_text(encoding="utf-8")
     assert f"<td class=\"num\">{p:.4f}</td>" in other_page
     partial = (site / "runs" / "crashy-wait4-test" / "index.html").read_text(encoding="utf-8")
-    assert "Status: partial" in partial and "ZeroDivisionError" in partial
+    assert "Status: crash (partial output kept and scored)" in partial and "ZeroDivisionError" in partial
+    assert 'class="badge b-partial"' in partial and 'class="badge b-failed"' in partial
 
 
 def test_plot_has_alt_text_pareto_front_regimes_and_team_curves(site: Path) -> None:

@@ -54,6 +54,13 @@ def _config_path(args: argparse.Namespace) -> Path | None:
         return None
     if isinstance(named, str) and Path(named).is_file():
         return Path(named)
+    for manifest in sorted(args.results.glob("*/manifest.json")):  # `harness evaluate` records the config path
+        try:
+            named = json.loads(manifest.read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(named, str) and Path(named).is_file():
+            return Path(named)
     return None
 
 
