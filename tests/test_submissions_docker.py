@@ -105,3 +105,20 @@ def test_image_tar_that_is_not_an_image(tmp_path: Path) -> None:
     folder = make(tmp_path, "junk", None, {"image.tar": "junk"}, build="{image: image.tar}")
     with pytest.raises(SubmissionError, match="image.tar: cannot read image archive"):
         build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/junk:1")
+
+
+def test_image_tar_cannot_take_over_another_tag(tmp_path: Path, tags: list[str]) -> None:
+    """A participant's image.tar tagged like an organizer image (here harness-test/victim:1) must not replace it."""
+    mine = build_submission_image(load_submission(make(tmp_path, "mine", "FROM scratch\nCOPY a.txt /\n",
+                                                       {"a.txt": "participant"})),
+                                  tmp_path / "a.log", tag="harness-test/victim:1")
+    tags.extend([mine.tag, "harness-test/hijack:1"])
+    hijack_dir = make(tmp_path, "hijack", None, build="{image: image.tar}")
+    subprocess.run(["docker", "save", "-o", str(hijack_dir / "image.tar"), "harness-test/victim:1"], check=True)
+    victim = build_submission_image(load_submission(make(tmp_path, "victim", "FROM scratch\nCOPY b.txt /\n",
+                                                         {"b.txt": "organizer"})),
+                                    tmp_path / "b.log", tag="harness-test/victim:1")
+    assert victim.id != mine.id
+    loaded = build_submission_image(load_submission(hijack_dir), tmp_path / "c.log", tag="harness-test/hijack:1")
+    assert loaded.id == mine.id
+    assert images.image_info("harness-test/victim:1").id == victim.id

@@ -8,6 +8,7 @@ engine receives (`.dockerignore` is honoured); `RUN` steps get no network by def
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -435,6 +436,8 @@ def read_image_tar(path: Path) -> list[dict[str, str]]:
 
 
 def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float) -> None:
+    """`docker load` the archive with its tags stripped (so it cannot overwrite harness-base or any other tag),
+    then tag the loaded image ourselves."""
     max_bytes = max_context_bytes() if max_bytes is None else max_bytes
     size = tar_path.stat().st_size
     if size > max_bytes:
@@ -442,20 +445,62 @@ def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s:
     found = read_image_tar(tar_path)
     if len(found) != 1:
         raise SubmissionError(f"{tar_path}: holds {len(found)} images; expected exactly one")
-    try:
-        proc = subprocess.run(["docker", "load", "-i", str(tar_path)], capture_output=True, timeout=timeout_s,
-                              env=images.docker_env())
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"{tar_path}: docker load took longer than {timeout_s:.0f} s") from None
-    output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
     with log.open("a", encoding="utf-8") as f:
-        f.write(f"$ docker load -i {tar_path}\n{output}")
+        f.write(f"$ docker load < {tar_path} (tags stripped)\n")
+    start = log.stat().st_size
+    with log.open("ab") as out:
+        proc = subprocess.Popen(["docker", "load"], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                                env=images.docker_env())
+        try:
+            assert proc.stdin is not None
+            try:
+                _untagged_copy(tar_path, proc.stdin)
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise BuildError(f"{tar_path}: docker load took longer than {timeout_s:.0f} s") from None
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    with log.open("rb") as f:
+        f.seek(start)
+        output = f.read().decode("utf-8", "replace")
     if proc.returncode != 0:
         raise BuildError(f"{tar_path}: docker load failed: {images.last_line(output)}")
     loaded = list(_loaded_refs(output))
     if not loaded:
         raise BuildError(f"{tar_path}: docker load reported no image")
     images.docker(["tag", loaded[-1], tag])
+
+
+#: Members of a `docker save` archive that name tags; dropped (index.json / oci-layout: OCI tags for new engines).
+_TAG_MEMBERS = {"repositories", "index.json", "oci-layout"}
+
+
+def _untagged_copy(src: Path, stream: Any) -> None:
+    """Copy a `docker save` archive to `stream` with `RepoTags` emptied and tag-bearing members left out."""
+    with tarfile.open(src, "r:*") as tin, tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tout:
+        for member in tin:
+            name = member.name.lstrip("./") if member.name not in (".", "./") else "."
+            if name in _TAG_MEMBERS:
+                continue
+            if name == "manifest.json" and member.isfile():
+                manifest = json.load(tin.extractfile(member))  # type: ignore[arg-type]
+                for entry in manifest:
+                    entry["RepoTags"] = None
+                data = json.dumps(manifest).encode()
+                info = tarfile.TarInfo(member.name)
+                info.size, info.mode, info.mtime = len(data), 0o644, int(member.mtime)
+                tout.addfile(info, io.BytesIO(data))
+            elif member.isfile():
+                tout.addfile(member, tin.extractfile(member))
+            else:
+                tout.addfile(member)
 
 
 def _loaded_refs(output: str) -> Iterator[str]:
