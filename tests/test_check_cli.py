@@ -144,3 +144,26 @@ def test_from_an_image_the_engine_lacks_warns(tmp_path: Path, capsys: pytest.Cap
     assert any(ln.startswith(f"warning: {folder}/Dockerfile: FROM harness-test/does-not-exist:9: not on this engine")
                for ln in lines)
     assert not any(ln.startswith("ok:") for ln in lines)
+
+
+def test_copy_sources_must_be_in_the_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make(tmp_path, dockerfile=(
+        "FROM harness-base:latest AS build\n"
+        "COPY agent.py model*.bin /app/\n"
+        "COPY --chown=participant \\\n    weights/ /app/weights/\n"
+        'COPY ["lexicon.txt", "/app/"]\n'
+        "COPY --from=build /app /srv\n"
+        "ADD https://example.org/x.tar /tmp/\n"
+        "COPY . /app/all\n"))
+    (folder / "model-small.bin").write_text("m")
+    (folder / "weights").mkdir()
+    (folder / "weights" / "w.bin").write_text("w")
+    (folder / ".dockerignore").write_text("weights\n")
+    rc, lines = check(capsys, str(folder), "--no-docker", "-q")
+    assert rc == 1
+    assert [ln for ln in lines if ln.startswith("error:")] == [
+        f"error: {folder}/Dockerfile:3: COPY weights/: not in the build context "
+        f"(missing, or excluded by .dockerignore)",
+        f"error: {folder}/Dockerfile:5: COPY lexicon.txt: not in the build context "
+        f"(missing, or excluded by .dockerignore)",
+    ]

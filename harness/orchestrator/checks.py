@@ -8,7 +8,10 @@ Each finding is one line naming the file and field at fault.
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +99,11 @@ def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, ma
         report.add(OK, f"{sub.path}: build context {len(scan.paths)} entries, {submissions.human_size(scan.size)}")
     except HarnessError as exc:
         report.add(ERROR, str(exc))
+    else:
+        for line_no, instr, src in copy_sources(dockerfile):
+            if not _in_context(src, scan.paths):
+                report.add(ERROR, f"{dockerfile}:{line_no}: {instr} {src}: not in the build context "
+                                  f"(missing, or excluded by .dockerignore)")
     refs = submissions.from_images(dockerfile)
     if not refs:
         report.add(ERROR, f"{dockerfile}: no FROM line")
@@ -157,3 +165,53 @@ def _docker_answers() -> bool:
         return images.docker(["version", "--format", "{{.Server.Version}}"], check=False, timeout=20).returncode == 0
     except HarnessError:
         return False
+
+
+def copy_sources(dockerfile: Path) -> list[tuple[int, str, str]]:
+    """(line, COPY|ADD, source) for every local source of COPY/ADD (not --from=, URLs or $variables)."""
+    found: list[tuple[int, str, str]] = []
+    lines = dockerfile.read_text(encoding="utf-8", errors="replace").splitlines()
+    i = 0
+    while i < len(lines):
+        start, text = i + 1, lines[i]
+        while text.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        words = text.strip().split(None, 1)
+        if len(words) < 2 or words[0].upper() not in ("COPY", "ADD"):
+            continue
+        args = _instruction_args(words[1])
+        if any(a.startswith("--from") for a in args):
+            continue
+        for src in [a for a in args if not a.startswith("--")][:-1]:
+            if "://" not in src and "$" not in src and not src.startswith(("git@", "<<")):
+                found.append((start, words[0].upper(), src))
+    return found
+
+
+def _instruction_args(rest: str) -> list[str]:
+    rest = rest.strip()
+    if rest.startswith("["):
+        try:
+            value = json.loads(rest)
+            if isinstance(value, list):
+                return [str(v) for v in value]
+        except ValueError:
+            pass
+    try:
+        return shlex.split(rest)
+    except ValueError:
+        return rest.split()
+
+
+def _in_context(src: str, paths: tuple[str, ...]) -> bool:
+    """True if a COPY source (file, folder or wildcard, relative to the context) matches something sent."""
+    pattern = os.path.normpath(src).lstrip("/")
+    if pattern in ("", "."):
+        return True
+    for p in paths:
+        parts = p.split("/")
+        if any(fnmatch.fnmatchcase("/".join(parts[:n]), pattern) for n in range(1, len(parts) + 1)):
+            return True
+    return False
