@@ -1,0 +1,57 @@
+"""Helpers shared by the template and adapter tests: run `harness run`, and `harness server` + `harness client`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "configs" / "demo.yaml"
+TEMPLATES = ROOT / "agent_templates"
+
+
+def harness(*args: str) -> list[str]:
+    return [sys.executable, "-m", "harness", *args]
+
+
+def joint_run(config: Path, track: str, agent: Path, out: Path, *extra: str, timeout: float = 600) -> None:
+    """`harness run` (in-process) into `out`."""
+    subprocess.run(harness("run", "--config", str(config), "--track", track, "--dataset", "dev", "--agent",
+                           str(agent), "--output", str(out), *extra), check=True, capture_output=True, timeout=timeout)
+
+
+def http_run(config: Path, track: str, agent: Path, out: Path, *extra: str, timeout: float = 600) -> None:
+    """`harness server` and `harness client --transport http` as two processes over loopback HTTP."""
+    server = subprocess.Popen(harness("server", "--config", str(config), "--track", track, "--dataset", "dev",
+                                      "--port", "0", "--output", str(out), "--exit-when-done"),
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        assert "listening on" in line, line
+        url = line.split("listening on ")[1].split()[0]
+        subprocess.run(harness("client", "--server", url, "--transport", "http", "--agent", str(agent), *extra),
+                       check=True, capture_output=True, timeout=timeout)
+        server.wait(60)
+        assert server.returncode == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
+
+
+def records(out: Path) -> dict[int, tuple]:
+    """index → (prediction, delays, status, revisions' texts) of a run's instances.log."""
+    result = {}
+    for line in (out / "instances.log").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        revisions = tuple(x["text"] for x in r.get("revisions") or [])
+        result[r["index"]] = (r["prediction"], r["delays"], r["status"], revisions)
+    return result
+
+
+def comparable_scores(out: Path) -> dict:
+    """Every metric of scores.json that does not depend on wall-clock time."""
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in scores.items() if isinstance(v, dict) and "score" in v and not k.endswith("_CA")}
