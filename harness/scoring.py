@@ -84,23 +84,50 @@ def instance_metrics(
     )
 
 
-def _mean_record(values: list[float | None], counts: Any) -> tuple[float | None, list[float] | None]:
-    """Mean over the non-None values and its bootstrap 95% interval over the same resamples."""
+def _mean_record(values: Any, counts: Any) -> tuple[float | None, list[float] | None]:
+    """Mean over the non-NaN values and its bootstrap 95% interval over the same resamples."""
     import numpy as np
 
-    valid = np.array([v is not None for v in values])
+    valid = ~np.isnan(values)
     if not valid.any():
         return None, None
-    vals = np.array([v if v is not None else 0.0 for v in values], dtype=np.float64)
-    score = math.fsum(vals[valid]) / int(valid.sum())
+    score = math.fsum(values[valid]) / int(valid.sum())
     if counts is None:
         return score, None
     w = counts[:, valid]
     denom = w.sum(axis=1)
     ok = denom > 0
-    means = np.sort((w @ vals[valid])[ok] / denom[ok])
+    means = np.sort((w @ values[valid])[ok] / denom[ok])
     lo = len(means) // 40
     return score, [float(means[lo]), float(means[len(means) - lo - 1])]
+
+
+def corpus_instance_metrics(
+    records: Sequence[dict[str, Any]], latency_unit: str, reference_set: str, speech: bool, computation_aware: bool
+) -> dict[str, Any]:
+    """{metric: per-instance numpy array (NaN where there is no value)} for all records, vectorized."""
+    import numpy as np
+
+    target_unit = "char" if latency_unit == "char" else "word"
+    rows = [i for i, r in enumerate(records) if r.get("delays")]
+    elapsed = [_elapsed(records[i]) for i in rows] if computation_aware else None
+    if elapsed is not None and all(e is None for e in elapsed):
+        elapsed = None
+    out: dict[str, Any] = {}
+    if rows:
+        sub = [records[i] for i in rows]
+        values = lat.corpus_latency(
+            [r["delays"] for r in sub],
+            [r["source_length"] for r in sub],
+            [lat.reference_length(reference_sets_of(r)[reference_set], target_unit) for r in sub],
+            speech,
+            elapsed,
+        )
+        for name, arr in values.items():
+            full = np.full(len(records), np.nan)
+            full[rows] = arr
+            out[name] = full
+    return out
 
 
 def score_records(
@@ -155,13 +182,16 @@ def score_records(
             out[metric + suffix] = rec
 
     # latency on the first reference set
-    per_instance = [instance_metrics(r, latency_unit, reference_set=sets[0], speech=speech) for r in records]
-    has_ca = computation_aware and any(_elapsed(r) is not None for r in records)
+    import numpy as np
+
+    per_instance = corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
+    has_ca = "AL_CA" in per_instance
     plain = [n for n in lat.LATENCY_METRICS if n in wanted]
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
+    empty = np.full(len(records), np.nan)
     for name in names:
         base = name.removesuffix("_CA")
-        score, ci = _mean_record([m.get(name) for m in per_instance], counts)
+        score, ci = _mean_record(per_instance.get(name, empty), counts)
         entry: dict[str, Any] = {
             "score": score,
             "ci95": ci,

@@ -119,3 +119,42 @@ def test_bounds(case) -> None:
     assert lat.average_token_delay(delays, speech=False) >= 0
     yaal = lat.yet_another_average_lagging(delays, x, y)
     assert (yaal is None) == (delays[0] >= x)
+
+
+@st.composite
+def corpus(draw):
+    speech = draw(st.booleans())
+    rows = []
+    for _ in range(draw(st.integers(1, 12))):
+        if speech:
+            x = draw(st.integers(1000, 20000)) * 1000 / 16000
+            seg = draw(st.sampled_from([40, 160, 320, 500]))
+            steps = [min(k * seg, x) for k in range(1, int(x // seg) + 2)]
+            delays = sorted(draw(st.lists(st.sampled_from(steps), min_size=1, max_size=30)))
+        else:
+            x = draw(st.integers(1, 30))
+            delays = sorted(draw(st.lists(st.integers(0, x), min_size=1, max_size=30)))
+        gaps = draw(st.lists(st.floats(0, 500), min_size=len(delays), max_size=len(delays)))
+        elapsed = [d + sum(gaps[: i + 1]) for i, d in enumerate(delays)]
+        if draw(st.booleans()) and len(delays) > 1:
+            elapsed[1] = elapsed[0] - 1  # elapsed times need not be monotonic
+        rows.append((delays, x, draw(st.integers(1, 40)), elapsed if draw(st.integers(0, 4)) else None))
+    return speech, rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus())
+def test_corpus_latency_equals_instance_latency(case) -> None:
+    """The vectorized corpus computation equals the per-instance one (itself checked against SimulEval)."""
+    import math
+
+    speech, rows = case
+    out = lat.corpus_latency([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], speech,
+                             [r[3] for r in rows])
+    for i, (delays, x, y, elapsed) in enumerate(rows):
+        ref = lat.instance_latency(delays, x, y, speech, elapsed)
+        for name, values in out.items():
+            if ref.get(name) is None:
+                assert math.isnan(values[i]), name
+            else:
+                assert values[i] == pytest.approx(ref[name], rel=1e-12, abs=1e-9), name

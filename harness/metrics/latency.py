@@ -17,6 +17,7 @@ Every function takes a non-empty sequence of delays; empty hypotheses are handle
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "LATENCY_METRICS",
@@ -31,6 +32,7 @@ __all__ = [
     "yet_another_average_lagging",
     "compute_times_from_elapsed",
     "instance_latency",
+    "corpus_latency",
 ]
 
 LATENCY_METRICS: tuple[str, ...] = ("AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL")
@@ -220,3 +222,124 @@ def _plain(delays: Sequence[Number], source_length: Number, target_length: Numbe
         "EndOffset": end_offset(delays, source_length),
         "YAAL": yet_another_average_lagging(delays, source_length, target_length),
     }
+
+
+def _padded(rows: Sequence[Sequence[Number]], lens: Any, width: int) -> Any:
+    """(n, width) float matrix of the rows, NaN-padded."""
+    from itertools import chain
+
+    import numpy as np
+
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=int(lens.sum()))
+    out = np.full((len(rows), width), np.nan)
+    r = np.repeat(np.arange(len(rows)), lens)
+    c = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+    out[r, c] = flat
+    return out
+
+
+def _corpus_plain(d: Any, x: Any, y: Any, n: Any) -> dict[str, Any]:
+    """AL, LAAL, AP, DAL, StartOffset, EndOffset and YAAL of every row of a padded delay matrix `d`."""
+    import numpy as np
+
+    rows, width = d.shape
+    col = np.arange(width)[None, :]
+    valid = col < n[:, None]
+    xs = x[:, None]
+    reached = (d >= xs) & valid
+    any_reached = reached.any(axis=1)
+    first = reached.argmax(axis=1)
+    cut = np.where(any_reached, first, n - 1)  # AL/LAAL: up to and including the first delay reaching |X|
+    before = np.where(any_reached, first, n)  # YAAL: strictly before it
+    out: dict[str, Any] = {}
+    for name, gamma in (("AL", y / x), ("LAAL", np.maximum(n, y) / x)):
+        terms = d - col / gamma[:, None]
+        value = np.where(col <= cut[:, None], terms, 0.0).sum(axis=1) / (cut + 1)
+        out[name] = np.where(d[:, 0] > x, d[:, 0], value)
+        if name == "LAAL":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                yaal = np.where(col < before[:, None], terms, 0.0).sum(axis=1) / before
+            out["YAAL"] = np.where(before > 0, yaal, np.nan)
+    out["AP"] = np.where(valid, d, 0.0).sum(axis=1) / (x * y)
+    gamma = n / x
+    lag = np.maximum.accumulate(np.where(valid, d - col / gamma[:, None], -np.inf), axis=1)
+    out["DAL"] = np.where(valid, lag, 0.0).sum(axis=1) / n
+    out["StartOffset"] = d[:, 0]
+    out["EndOffset"] = d[np.arange(rows), n - 1] - x
+    return out
+
+
+def _corpus_atd(d: Any, n: Any, speech: bool, compute: Any | None) -> Any:
+    """ATD of every row of a padded (non-decreasing) delay matrix; `compute` adds per-token computation times."""
+    import numpy as np
+
+    rows, width = d.shape
+    col = np.arange(width)[None, :]
+    valid = col < n[:, None]
+    prev_col = np.concatenate((np.full((rows, 1), np.nan), d[:, :-1]), axis=1)
+    new = valid & ((col == 0) | (d != prev_col))  # first token of each target chunk
+    start = np.maximum.accumulate(np.where(new, col, 0), axis=1)  # index of the chunk's first token
+    prev_u = np.maximum.accumulate(np.where(new, np.nan_to_num(prev_col, nan=0.0), -np.inf), axis=1)
+    # chunks, flattened over rows: source tokens per chunk and times of every source token
+    ck_r, ck_c = np.nonzero(new)
+    u, pu = d[ck_r, ck_c], prev_u[ck_r, ck_c]
+    dur = u - pu
+    unit = SPEECH_SOURCE_TOKEN_MS if speech else 1
+    if speech:
+        num, rest = np.divmod(dur, unit)
+        cnt = num.astype(np.int64) + (rest != 0)
+    else:
+        cnt = dur.astype(np.int64)
+    row_first = np.concatenate(([True], ck_r[1:] != ck_r[:-1])) if len(ck_r) else np.zeros(0, dtype=bool)
+    csum = np.cumsum(cnt)
+    acc_x = csum - cnt - np.repeat((csum - cnt)[row_first], np.diff(np.append(np.flatnonzero(row_first), len(cnt))))
+    j = np.arange(int(csum[-1]) if len(csum) else 0) - np.repeat(csum - cnt, cnt) + 1  # 1-based token in chunk
+    src_time = np.repeat(pu, cnt) + np.minimum(j * unit, np.repeat(dur, cnt))
+    row_tokens = np.bincount(ck_r, weights=cnt, minlength=rows).astype(np.int64)
+    row_off = np.cumsum(row_tokens) - row_tokens
+    chunk_of = np.cumsum(new, axis=1) - 1 + (np.cumsum(new.sum(axis=1)) - new.sum(axis=1))[:, None]
+    chunk_of = np.where(valid, chunk_of, 0)
+    ax, cur = acc_x[chunk_of], (acc_x + cnt)[chunk_of]
+    s = np.minimum(col + 1 - np.maximum(0, start - ax), cur)
+    idx = np.where(valid & (s > 0), row_off[:, None] + s - 1, 0)
+    aligned = np.where(s > 0, src_time[idx] if len(src_time) else 0.0, 0.0)
+    # token end times: e_i = max(d_i, e_{i-1}) + a_i  =>  e_i = A_i + max(0, max_{k<=i} (d_k - A_{k-1}))
+    a = np.where(valid, (0.0 if speech else 1.0) + (compute if compute is not None else 0.0), 0.0)
+    acc = np.cumsum(a, axis=1)
+    lead = np.where(valid, d - (acc - a), -np.inf)
+    end = acc + np.maximum(0.0, np.maximum.accumulate(lead, axis=1))
+    return np.where(valid, end - aligned, 0.0).sum(axis=1) / n
+
+
+def corpus_latency(
+    delays: Sequence[Sequence[Number]],
+    source_lengths: Sequence[Number],
+    target_lengths: Sequence[Number],
+    speech: bool,
+    elapsed: Sequence[Sequence[Number] | None] | None = None,
+) -> dict[str, Any]:
+    """Per-instance values of every metric for many non-empty instances at once (numpy arrays, NaN = none).
+
+    Same definitions as `instance_latency` (tests check both against each other and against SimulEval), computed
+    on padded matrices. `_CA` arrays are present when `elapsed` is given; rows whose elapsed is None are NaN there.
+    """
+    import numpy as np
+
+    n = np.fromiter(map(len, delays), dtype=np.int64, count=len(delays))
+    x = np.asarray(source_lengths, dtype=np.float64)
+    y = np.asarray(target_lengths, dtype=np.float64)
+    width = int(n.max()) if len(n) else 1
+    d = _padded(delays, n, width)
+    out = _corpus_plain(d, x, y, n)
+    out["ATD"] = _corpus_atd(d, n, speech, None)
+    if elapsed is not None:
+        has = np.array([e is not None for e in elapsed])
+        e = _padded([el if el is not None else dl for el, dl in zip(elapsed, delays, strict=True)], n, width)
+        for name, value in _corpus_plain(e, x, y, n).items():
+            out[f"{name}_CA"] = np.where(has, value, np.nan)
+        ce = np.nan_to_num(e - d)
+        compute = ce - np.concatenate((np.zeros((len(n), 1)), ce[:, :-1]), axis=1)
+        all_zero = ~np.any((e != 0) & (np.arange(width)[None, :] < n[:, None]), axis=1)
+        compute[all_zero] = 0.0
+        out["ATD_CA"] = np.where(has, _corpus_atd(d, n, speech, compute), np.nan)
+    return out
