@@ -17,6 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel, each on its own network")
     parser.add_argument("--resume", action="store_true",
                         help="skip runs already finished with the same image, config and data")
+    parser.add_argument("--build-network", default="default",
+                        help="network of the submissions' RUN build steps ('none' forbids downloads; default: default)")
     parser.add_argument("--server-image", default=None,
                         help="image of the evaluation server (default: the harness base image, built if missing)")
 
@@ -41,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
     opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume)
     opts.server_image = args.server_image
+    opts.build_network = args.build_network
     install_signal_handlers()
     summary = evaluate(opts)
     failed = [r for r in summary["runs"] if r["status"] not in ("ok", "partial")]

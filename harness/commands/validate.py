@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-docker", action="store_true",
                         help="run the submission's command as a local process against a local server")
     parser.add_argument("--server-image", default=None, help="image of the evaluation server (Docker mode)")
+    parser.add_argument("--build-network", default="default", help="network of RUN build steps (default: default)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         from harness.commands.evaluate import install_signal_handlers
 
         install_signal_handlers()
-        report = validate.validate_docker(folder, config, args.dataset, output, args.server_image)
+        report = validate.validate_docker(folder, config, args.dataset, output, args.server_image,
+                                          args.build_network)
     track = next((t for t in config.tracks if args.dataset in t.datasets), config.tracks[0])
     for line in report.lines([track.primary_quality, track.primary_latency]):
         print(line)

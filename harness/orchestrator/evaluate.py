@@ -44,6 +44,9 @@ class EvaluateOptions:
     resume: bool = False
     server_image: str | None = None
     collect_peak_memory: bool = False
+    #: network of the Dockerfile's RUN steps. Builds get the engine's default network: no hidden data exists at
+    #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
+    build_network: str = "default"
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -141,7 +144,7 @@ class SubmissionJob:
         self.progress.update(self.sub_id, state="building")
         t0 = time.monotonic()
         try:
-            info = build(sub, self.out / "build.log")
+            info = build(sub, self.out / "build.log", network=self.opts.build_network)
         except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
             self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
             line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

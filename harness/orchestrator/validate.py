@@ -118,14 +118,14 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
 
 
 def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
-                    server_image: str | None = None) -> Report:
+                    server_image: str | None = None, build_network: str = "default") -> Report:
     """The organizer's pipeline on one submission and one dataset."""
     from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES
     from harness.orchestrator.evaluate import EvaluateOptions, Progress, evaluate
     from harness.orchestrator.sandbox import parse_bytes
 
     opts = EvaluateOptions(submissions=[folder], config=config, output=output, datasets=[dataset], workers=1,
-                           server_image=server_image, collect_peak_memory=True)
+                           server_image=server_image, collect_peak_memory=True, build_network=build_network)
     summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
     rec = summary["runs"][0]
     man = json.loads((output / folder.name / "manifest.json").read_text(encoding="utf-8"))
