@@ -14,20 +14,23 @@ the same delays as under `simuleval`:
 * on speech, SimulEval ends an instance right after the pop that follows the last segment; so does the adapter.
 
 Stateless agents (`policy(self, states)`) get one SimulEval `AgentStates` per instance and may decode several
-instances at once. Stateful agents (`policy(self)`, using `self.states`) are served one call at a time: their
-`states` attribute is swapped for the instance's own before each push/pop, under a lock.
+instances at once. Stateful agents (`policy(self)`, using `self.states` and maybe fields of their own) decode one
+instance at a time whatever `--num-workers` says: an instance owns the agent from its first action to its last
+(a worker whose instance ended without a last action, e.g. by a server timeout, loses it after `STALE_OWNER_S`).
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
+import time
 from inspect import signature
 from typing import Any
 
 from harness.client.agent import Action, Agent, AgentStates, ReadAction, WriteAction
 
 MAX_READS_AFTER_END = 10_000
+STALE_OWNER_S = 120.0
 
 
 def _simuleval() -> Any:
@@ -52,6 +55,9 @@ class SimulEvalAgentAdapter(Agent):
         self.source_type = "speech" if inner.source_type == "speech" else "text"  # type: ignore[misc]
         self.stateless = len(signature(inner.policy).parameters) > 0
         self._lock = threading.RLock()
+        self._owner_cond = threading.Condition()
+        self._owner: AgentStates | None = None
+        self._owner_seen = 0.0
         self._actions, self._segments = _simuleval()
 
     @classmethod
@@ -98,7 +104,35 @@ class SimulEvalAgentAdapter(Agent):
                 self.inner.states = se_states
                 self.inner.reset()
 
+    def _own(self, states: AgentStates) -> None:
+        """Stateful agents: wait until no other instance owns the agent, then own it."""
+        with self._owner_cond:
+            while (self._owner is not None and self._owner is not states
+                   and time.monotonic() - self._owner_seen < STALE_OWNER_S):
+                self._owner_cond.wait(timeout=1.0)
+            self._owner = states
+            self._owner_seen = time.monotonic()
+
+    def _release(self, states: AgentStates) -> None:
+        with self._owner_cond:
+            if self._owner is states:
+                self._owner = None
+                self._owner_cond.notify_all()
+
     def decide(self, states: AgentStates) -> Action:
+        if self.stateless:
+            return self._decide(states)
+        self._own(states)
+        try:
+            action = self._decide(states)
+        except BaseException:
+            self._release(states)
+            raise
+        if getattr(action, "finished", False):
+            self._release(states)
+        return action
+
+    def _decide(self, states: AgentStates) -> Action:
         ex = states.extra["simuleval"]
         se_states = ex["states"]
         if not ex["reset"]:
