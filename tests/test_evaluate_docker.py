@@ -143,3 +143,18 @@ def test_sigkill_then_resume_gives_identical_scores(tmp_path):
     assert man_a["runs"]["dev"].get("resumed") is True
     assert not man_b["runs"]["dev"].get("resumed")
     assert (out / "slow-a" / "dev" / "scores.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_tears_everything_down(tmp_path, sig):
+    subs = tmp_path / "subs"
+    make_submission(subs, "slow-c", "python3 /app/probe_agent.py slow")
+    out = tmp_path / "results"
+    proc = subprocess.Popen(evaluate_cmd(subs, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_instances(out, 1, proc)
+    assert leftovers(f"harness.pid={proc.pid}"), "the run should be up"
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert leftovers(f"harness.pid={proc.pid}") == []

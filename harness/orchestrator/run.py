@@ -329,6 +329,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
                                       f"{_tail(spec.out_dir / 'server.log')}")
         statuses = read_instance_statuses(log_path)
         result.instances_done = len(statuses)
+        timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
         result.outcome = failures.classify_run(
             exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=timed_out,
             instance_statuses=statuses.values(), expected=expected)
