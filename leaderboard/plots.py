@@ -99,6 +99,9 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
             d.append(f"H{fmt(sx(b.x))}V{fmt(sy(b.y))}")
         parts.append(el("path", d="".join(d), fill="none", stroke="#1f2933", stroke_width=1.5,
                         stroke_dasharray="6 4", class_="pareto"))
+    for p in front:  # a ring marks every point of the front (also when the front is a single point)
+        parts.append(el("circle", cx=sx(p.x), cy=sy(p.y), r=10.0, fill="none", stroke="#1f2933", stroke_width=1.2,
+                        stroke_dasharray="3 2", class_="pareto-point"))
     for team, curve in team_curves(points).items():
         pts = " ".join(f"{fmt(sx(p.x))},{fmt(sy(p.y))}" for p in curve)
         parts.append(el("polyline", points=pts, fill="none", stroke=color[team], stroke_width=2, class_="team-curve"))

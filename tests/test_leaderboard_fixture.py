@@ -1,6 +1,8 @@
 """A real results directory for the leaderboard tests, made by running simple deterministic policies.
 
-The source is the bundled UDHR text (en→es, test split) and the LibriVox recordings of pocketsphinx-testdata
+Two text runs go through the real server and client (`harness run` with the agent templates of the repository);
+the others are decoded here by policies over the same data, so that every case a page must show is present. The
+source is the bundled UDHR text (en→es, test split) and the LibriVox recordings of pocketsphinx-testdata
 (speech). Translations come from Apertium (eng-spa), run once over every source prefix the policies can ask for;
 the policies (wait-k, re-translation, offline, a cascade over the LibriVox transcripts) decide from the prefixes
 they have read only. Records follow docs/formats.md and are scored by the real scorer (`harness.scoring`).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ import soundfile as sf
 from harness import __version__
 from harness.instances_reader import validate_record
 from harness.metrics.stability import final_token_delays
-from harness.scoring import score_records
+from harness.scoring import add_norm_scores, score_records
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
@@ -166,14 +169,18 @@ TEXT_RUNS = [
     ("flicker-retrans", "Flicker", "re-translation", "primary", False, "retranslation", 0),
     ("tag-team-wait2", XSS_TEAM, "wait-2 <b>echo</b>", "primary", False, "wait-k", 2),
 ]
+# submission id, system, kind, agent template, agent options: run by `harness run` on the text track
+HARNESS_RUNS = [("apertium-waitk2", "wait-2 (harness run)", "primary", "waitk_apertium", ["--waitk", "2"]),
+                ("apertium-retrans", "re-translation (harness run)", "contrastive", "retranslation", [])]
 SPEECH_RUNS = [("speechy-k2", "Speechy", "cascade wait-2", "primary", 2),
                ("speechy-k4", "Speechy", "cascade wait-4", "contrastive", 4)]
 
 
-def _manifest(config_text: str) -> dict[str, Any]:
+def _manifest(config_text: str, config: Path) -> dict[str, Any]:
     import hashlib
 
-    return {"harness_version": __version__, "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
+    return {"harness_version": __version__, "config": str(config),
+            "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
             "image_digest": None, "isolation": {"mode": "local process (test fixture, no container)"},
             "hardware": {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
                          "python": platform.python_version()}}
@@ -215,7 +222,7 @@ def build_results(root: Path) -> tuple[Path, Path]:
     config.write_text(config_text, encoding="utf-8")
     mt = PrefixMT([s.split() for s in src] + [w for _, w in transcripts])
     results = root / "results"
-    manifest = _manifest(config_text)
+    manifest = _manifest(config_text, config)
     runs: list[dict[str, Any]] = []
     baseline_scores: dict[str, Any] | None = None
     for sub, team, system, kind, is_base, policy, k in TEXT_RUNS:
@@ -230,6 +237,20 @@ def build_results(root: Path) -> tuple[Path, Path]:
         _write_run(results, sub, "test", records, scores, log, manifest)
         runs.append({"submission": sub, "team": team, "system": system, "track": "text-en-es", "kind": kind,
                      "baseline": is_base, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
+    # the project's own agent templates through the real server and client (`harness run`), scored by it
+    for sub, system, kind, agent, extra in HARNESS_RUNS:
+        out = root / "runs" / sub
+        subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(config), "--dataset", "test",
+                        "--track", "text-en-es", "--agent", str(REPO / "agent_templates" / agent / "agent.py"),
+                        "--output", str(out), *extra], check=True, capture_output=True, timeout=300)
+        scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+        if baseline_scores is not None:
+            add_norm_scores(scores, baseline_scores, "organizers-offline")
+        records = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+        _write_run(results, sub, "test", records, scores, f"[harness run] {agent} {' '.join(extra)}\n", manifest)
+        runs.append({"submission": sub, "team": "Apertium Lab", "system": system, "track": "text-en-es",
+                     "kind": kind, "baseline": False, "dataset": "test", "status": "ok", "reason": None,
+                     "scores": scores})
     # an agent raising on instance 5: what it decoded before is kept, scored, flagged partial (as evaluate does)
     records, log = [], ""
     for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True)):
@@ -271,7 +292,7 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
 def test_fixture_records_follow_the_instances_log_format(fixture_results: tuple[Path, Path]) -> None:
     results, _ = fixture_results
     logs = sorted(results.glob("*/test/instances.log"))
-    assert len(logs) == len(TEXT_RUNS) + 1 + len(SPEECH_RUNS)
+    assert len(logs) == len(TEXT_RUNS) + len(HARNESS_RUNS) + 1 + len(SPEECH_RUNS)
     for log in logs:
         for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
             assert validate_record(json.loads(line), f"{log}:{n}") is None
