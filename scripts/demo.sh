@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job on the bundled data: set up (if needed), evaluate the example submissions in isolated Docker
+# containers against the demo task's test set, and render the static leaderboard.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+harness evaluate examples/submissions --config configs/demo.yaml --output results --dataset test --workers 2 --resume
+harness leaderboard results --output site
+echo
+echo "Leaderboard: file://$(pwd)/site/index.html  (or: python3 -m http.server -d site 8000)"
