@@ -10,7 +10,7 @@ import pytest
 from harness import __version__
 from harness.orchestrator import images, wheelhouse
 
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
     ["docker", "info"], capture_output=True).returncode != 0, reason="no Docker engine answers")]
 
 
@@ -71,3 +71,18 @@ def test_pip_inside_the_image_has_no_index(base_image: str) -> None:
     proc = docker_run(base_image, "pip download --no-cache-dir -d /tmp/w requests 2>&1; echo rc=$?")
     assert "rc=0" not in proc.stdout
     assert "no-index" in proc.stdout or "No matching distribution" in proc.stdout
+
+
+def test_registry_probe_without_network(base_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert images.registry_answers(base_image)  # on the engine already: no pull needed
+    monkeypatch.setenv("HARNESS_AIR_GAPPED", "1")
+    assert not images.registry_answers(base_image)
+
+
+def test_image_build_command_is_a_cache_hit(base_image: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    assert main(["image", "build", "--air-gapped"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"{base_image}: sha256:") and f"harness {__version__}" in out
+    assert images.host_architecture() in out
