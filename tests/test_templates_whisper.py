@@ -40,5 +40,5 @@ def test_whisper_cascade_same_in_process_and_over_http(subset: Path, tmp_path: P
     assert len(a) == N and a == b
     scores = comparable_scores(tmp_path / "joint")
     assert scores == comparable_scores(tmp_path / "http")
-    assert scores["BLEU"]["score"] > 5 and scores["LAAL"]["unit"] == "ms" and scores["LAAL"]["score"] > 0
+    assert scores["BLEU"]["score"] > 5 and scores["LAAL"]["score"] > 1000  # delays in ms of audio
     assert "derechos" in a[0][0]  # Whisper heard "rights" and Apertium translated it
