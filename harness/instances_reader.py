@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,12 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+_NUMBER_TYPES = frozenset((int, float))
+
+
 def _numbers(xs: list[Any]) -> bool:
     """Every item is a finite int or float (not a bool)."""
-    return all(type(x) is int or type(x) is float for x in xs) and math.isfinite(sum(xs))
+    return _NUMBER_TYPES.issuperset(map(type, xs)) and math.isfinite(sum(xs))
 
 
 def record_latency_unit(record: dict[str, Any], default: str) -> str:
@@ -96,7 +100,7 @@ def validate_record(rec: Any, where: str) -> str | None:
     if delays:
         if delays[0] < 0:
             return f"delay 0 is negative ({delays[0]})"
-        if any(b < a for a, b in zip(delays, delays[1:])):  # noqa: B905 (shifted copy)
+        if any(map(operator.gt, delays, delays[1:])):
             i = next(i for i in range(1, len(delays)) if delays[i] < delays[i - 1])
             return f"delays decrease at position {i} ({delays[i - 1]} -> {delays[i]})"
         if delays[-1] > src_len * (1 + DELAY_TOLERANCE):

@@ -86,3 +86,24 @@ def test_parallel_sentence_statistics_equal_sacrebleu() -> None:
         theirs = cls().corpus_score(hyps, [refs])
         assert ours["score"] == pytest.approx(theirs.score, abs=1e-9)
         assert ours["signature"].startswith("nrefs:1|")
+
+
+def test_own_bleu_pieces_equal_sacrebleu() -> None:
+    import random
+
+    from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+
+    from harness.metrics.quality import RULES_13A, bleu_from_stats, bleu_signature
+
+    assert [(r.pattern, t) for r, t in TokenizerRegexp()._re] == list(RULES_13A)
+    rng = random.Random(4)
+    for _ in range(300):
+        total = [rng.randint(0, 50) for _ in range(4)]
+        stats = [rng.randint(0, 60), rng.randint(0, 60)] + [rng.randint(0, t) for t in total] + total
+        assert bleu_from_stats(stats) == BLEU()._compute_score_from_stats(stats).score
+    plain = BLEU()
+    plain.corpus_score(HYPS, [REFS_A, REFS_B])
+    assert bleu_signature(2, "13a") == plain.get_signature().format()
+    boot = BLEU(tokenize="none")
+    boot.corpus_score(HYPS * 3, [REFS_A * 3], n_bootstrap=50)
+    assert bleu_signature(1, "none", 50, 12345) == boot.get_signature().format()

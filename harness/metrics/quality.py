@@ -54,6 +54,13 @@ def _preprocess_13a(line: str) -> str:
     return f" {line} "
 
 
+# mteval-v13a's rules as sacrebleu's TokenizerRegexp applies them, in order (a test checks they are sacrebleu's)
+RULES_13A: tuple[tuple[str, str], ...] = (
+    (r"([\{-\~\[-\` -\&\(-\+\:-\@\/])", r" \1 "),
+    (r"([^0-9])([\.,])", r"\1 \2 "),
+    (r"([\.,])([^0-9])", r" \1 \2"),
+    (r"([0-9])(-)", r"\1 \2 "),
+)
 _CHUNK_CACHE: dict[str, list[str]] = {}
 _CHUNK_CACHE_MAX = 1 << 20
 _RULES: list[Any] = []
@@ -67,9 +74,9 @@ def _chunk_tokens(chunk: str) -> list[str]:
             toks = [chunk]
         else:
             if not _RULES:
-                from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+                import re
 
-                _RULES.extend(TokenizerRegexp()._re)
+                _RULES.extend((re.compile(pattern), repl) for pattern, repl in RULES_13A)
             text = f" {chunk} "
             for regex, repl in _RULES:
                 text = regex.sub(repl, text)
@@ -192,6 +199,38 @@ def sentence_stats(metric: Any, name: str, tokenizer: str, hyps: list[str], refs
         return [row for part in parts for row in part]
 
 
+def bleu_from_stats(stats: Sequence[float]) -> float:
+    """sacrebleu's corpus BLEU (4-grams, `exp` smoothing, no effective order) from summed sentence statistics."""
+    import math
+
+    sys_len, ref_len = stats[0], stats[1]
+    correct, total = stats[2 : 2 + _ORDER], stats[2 + _ORDER :]
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    if not any(correct):
+        return 0.0
+    precisions = [0.0] * _ORDER
+    smooth = 1.0
+    for n in range(_ORDER):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth *= 2
+            precisions[n] = 100.0 / (smooth * total[n])
+        else:
+            precisions[n] = 100.0 * correct[n] / total[n]
+    return bp * math.exp(sum(math.log(p) if p != 0.0 else -9999999999 for p in precisions) / _ORDER)
+
+
+def bleu_signature(nrefs: int, tokenizer: str, bootstrap: int | None = None, seed: int | None = None) -> str:
+    """sacrebleu's BLEU signature for the default BLEU settings (a test checks it equals sacrebleu's own)."""
+    from importlib.metadata import version
+
+    bs = f"bs:{bootstrap}|seed:{seed}|" if bootstrap else ""
+    return f"nrefs:{nrefs}|{bs}case:mixed|eff:no|tok:{tokenizer}|smooth:exp|version:{version('sacrebleu')}"
+
+
 def _ci95(values: Sequence[float]) -> list[float]:
     """sacrebleu's percentile rule: the n//40-th lowest and highest of the sorted resampled scores."""
     raw = sorted(values)
@@ -215,14 +254,18 @@ def quality_score(
     """
     import numpy as np
 
-    metric = make_metric(name, tokenizer)
     stats = fast_bleu_stats(hypotheses, references, tokenizer) if name == "BLEU" else None
-    if stats is not None:
-        metric.num_refs = len(references)
-        score = metric._compute_score_from_stats(stats.sum(axis=0).tolist())
-    else:
-        stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
-        score = metric._aggregate_and_compute(stats)
+    if stats is not None:  # BLEU without sacrebleu's per-sentence Python work (or its import)
+        value = bleu_from_stats(stats.sum(axis=0).tolist())
+        ci = None
+        if counts is not None and len(stats) > 0:
+            sums = counts @ stats.astype(np.float64)
+            ci = _ci95([bleu_from_stats(row) for row in sums.tolist()])
+        bs = counts.shape[0] if ci is not None else None
+        return {"score": value, "ci95": ci, "signature": bleu_signature(len(references), tokenizer, bs, seed)}
+    metric = make_metric(name, tokenizer)
+    stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
+    score = metric._aggregate_and_compute(stats)
     ci = None
     if counts is not None and len(stats) > 0:
         sums = counts @ np.asarray(stats, dtype=np.float64)
