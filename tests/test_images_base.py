@@ -36,8 +36,9 @@ def test_labels_record_the_installed_harness(base_image: str) -> None:
     assert labels[images.LABEL_VERSION] == __version__
     assert labels[images.LABEL_DIGEST] == wheelhouse.build_wheelhouse().digest
     if labels[images.LABEL_MODE] == "air-gapped":
-        assert (wheelhouse.cache_dir() / f"rootfs-{images.rootfs_key()}.tar.gz").is_file()
-        assert images.image_exists(f"harness-rootfs:{images.rootfs_key()}")
+        tarball = wheelhouse.cache_dir() / f"rootfs-{images.rootfs_key()}.tar.gz"
+        assert tarball.is_file()
+        assert images.image_exists(images.rootfs_image_tag(tarball))
     info = images.image_info(base_image)
     assert info.architecture == images.host_architecture() and info.id.startswith("sha256:")
     assert 50e6 < info.size < 600e6

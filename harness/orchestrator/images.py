@@ -233,9 +233,14 @@ def rootfs_tarball(mirror: str | None = None, log: Path | None = None) -> Path:
     return out
 
 
+def rootfs_image_tag(tarball: Path) -> str:
+    """Tag of the image imported from a rootfs tarball: the cache key plus the tarball's content hash."""
+    return f"harness-rootfs:{rootfs_key()}-{_file_sha256(tarball)[:12]}"
+
+
 def import_rootfs(tarball: Path, log: Path | None = None) -> str:
     """`docker import` the tarball once (per tarball content); returns the imported image's tag."""
-    tag = f"harness-rootfs:{rootfs_key()}-{_file_sha256(tarball)[:12]}"
+    tag = rootfs_image_tag(tarball)
     if image_exists(tag):
         return tag
     with tarball.open("rb") as f:
