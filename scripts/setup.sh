@@ -17,7 +17,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "setup: installing the harness package"
-python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr]'
 python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4
 
 if ! docker info >/dev/null 2>&1; then
