@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = ["RunLog", "read_instances", "resolve_log_path", "validate_record", "r
 
 LATENCY_UNITS = ("word", "char", "ms")
 DELAY_TOLERANCE = 1e-6  # relative slack for delays at the very end of the source (float ms)
+_FLAT_LINE = re.compile(r"^([A-Za-z_][\w-]*):\s+([A-Za-z_][\w-]*)\s*$")  # e.g. "source_type: text"
 
 
 @dataclass
@@ -44,14 +46,22 @@ def resolve_log_path(path: str | Path) -> Path:
 
 
 def _read_config(log_path: Path) -> dict[str, Any]:
+    """SimulEval's config.yaml beside the log ({} if absent); flat `key: value` files skip the YAML import."""
     cfg = log_path.parent / "config.yaml"
     if not cfg.is_file():
         return {}
+    try:
+        text = cfg.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LogFormatError(f"{cfg}: unreadable ({exc})") from None
+    flat = [_FLAT_LINE.match(line) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if all(flat):
+        return {m.group(1): m.group(2) for m in flat if m}
     import yaml
 
     try:
-        data = yaml.safe_load(cfg.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise LogFormatError(f"{cfg}: unreadable YAML ({str(exc).splitlines()[0]})") from None
     return data if isinstance(data, dict) else {}
 
