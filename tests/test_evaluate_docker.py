@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
+from evaluate_data.support import CONFIG, frozen_base, leftovers, make_submission, requires_docker
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, requires_docker]
 
@@ -111,8 +111,9 @@ def _wait_for_instances(out: Path, n: int, proc: subprocess.Popen, timeout: floa
 
 def test_sigkill_then_resume_gives_identical_scores(tmp_path):
     subs = tmp_path / "subs"
-    make_submission(subs, "slow-a", "python3 /app/probe_agent.py slow")
-    make_submission(subs, "slow-b", "python3 /app/probe_agent.py slow")
+    base = frozen_base()  # the digests must not change with edits of the harness source during the test
+    make_submission(subs, "slow-a", "python3 /app/probe_agent.py slow", base=base)
+    make_submission(subs, "slow-b", "python3 /app/probe_agent.py slow", base=base)
     reference = tmp_path / "reference"
     subprocess.run(evaluate_cmd(subs, reference), check=True, capture_output=True, timeout=600)
 

@@ -16,7 +16,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "config.yaml"
 PROBE = HERE / "agents" / "probe_agent.py"
-DOCKERFILE = "FROM harness-base:latest\nCOPY probe_agent.py /app/probe_agent.py\n"
+DOCKERFILE = "FROM {base}\nCOPY probe_agent.py /app/probe_agent.py\n"
 
 
 def docker_available() -> bool:
@@ -30,17 +30,26 @@ requires_docker = pytest.mark.skipif(not docker_available(), reason="no Docker e
 
 
 def make_submission(root: Path, name: str, command: str | list[str], team: str = "tests",
-                    extra_yaml: str = "") -> Path:
+                    extra_yaml: str = "", base: str = "harness-base:latest") -> Path:
     """A submission folder `root/name` running `command` in an image holding the probe agent."""
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy2(PROBE, folder / "probe_agent.py")
-    (folder / "Dockerfile").write_text(DOCKERFILE, encoding="utf-8")
+    (folder / "Dockerfile").write_text(DOCKERFILE.format(base=base), encoding="utf-8")
     doc = {"team": team, "system": name, "contact": "tests@example.org", "track": "text-en-es", "kind": "primary",
            "description": "probe agent for the Docker tests", "build": {"dockerfile": "Dockerfile"},
            "command": command}
     (folder / "submission.yaml").write_text(yaml.safe_dump(doc, sort_keys=False) + extra_yaml, encoding="utf-8")
     return folder
+
+
+def frozen_base(tag: str = "harness-test-frozen-base:latest") -> str:
+    """A fixed tag of the current base image: submissions built FROM it keep their digest even when the harness
+    source (and so harness-base) changes during the test."""
+    from harness.orchestrator.images import ensure_base_image
+
+    subprocess.run(["docker", "tag", ensure_base_image(), tag], check=True, capture_output=True)
+    return tag
 
 
 def leftovers(label: str) -> list[str]:
