@@ -211,26 +211,34 @@ def rootfs_key() -> str:
 
 
 def rootfs_tarball(mirror: str | None = None, log: Path | None = None) -> Path:
-    """The cached root filesystem tarball, made with debootstrap on a cache miss (a minute or two)."""
+    """The cached root filesystem tarball, made with debootstrap on a cache miss (a minute or two).
+
+    debootstrap and tar run as root (through `sudo -n` when the harness is not root)."""
     out = wheelhouse.cache_dir() / f"rootfs-{rootfs_key()}.tar.gz"
     if out.is_file():
         return out
-    if shutil.which("debootstrap") is None:
+    if shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").is_file():
         raise ImageError("air-gapped build needs debootstrap (apt-get install debootstrap)")
     mirror = mirror or debian_mirror()
-    with tempfile.TemporaryDirectory(prefix="harness-rootfs-", dir=out.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix="harness-rootfs-", dir=out.parent, ignore_cleanup_errors=True) as tmp:
         root = Path(tmp, "rootfs")
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(INCLUDE)}", SUITE, str(root), mirror]
-        _run_logged(cmd, log, "debootstrap")
-        for rel in ROOTFS_PRUNE:
-            target = root / rel
-            if target.is_dir():
-                shutil.rmtree(target)
-                target.mkdir(parents=True)
-        partial = Path(tmp, "rootfs.tar.gz")
-        _run_logged(["tar", "-C", str(root), "--numeric-owner", "-czf", str(partial), "."], log, "tar")
-        os.replace(partial, out)
+        try:
+            _run_logged(_as_root(["debootstrap", "--variant=minbase", f"--include={','.join(INCLUDE)}", SUITE,
+                                  str(root), mirror]), log, "debootstrap")
+            pruned = [str(root / rel) for rel in ROOTFS_PRUNE]
+            _run_logged(_as_root(["rm", "-rf", *pruned]), log, "pruning the root filesystem")
+            _run_logged(_as_root(["mkdir", "-p", *pruned]), log, "pruning the root filesystem")
+            partial = Path(tmp, "rootfs.tar.gz")
+            _run_logged(_as_root(["tar", "-C", str(root), "--numeric-owner", "-czf", str(partial), "."]), log, "tar")
+            os.replace(partial, out)
+        finally:
+            subprocess.run(_as_root(["rm", "-rf", str(root)]), capture_output=True)
     return out
+
+
+def _as_root(cmd: list[str]) -> list[str]:
+    """`cmd`, prefixed with `sudo -n` when this process is not root."""
+    return cmd if os.geteuid() == 0 or shutil.which("sudo") is None else ["sudo", "-n", *cmd]
 
 
 def rootfs_image_tag(tarball: Path) -> str:
