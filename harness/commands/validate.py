@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         install_signal_handlers()
         report = validate.validate_docker(folder, config, args.dataset, output, args.server_image,
                                           args.build_network)
-    track = next((t for t in config.tracks if args.dataset in t.datasets), config.tracks[0])
+    track = next((t for t in config.tracks if t.name == report.track), None) or next(
+        t for t in config.tracks if args.dataset in t.datasets)
     for line in report.lines([track.primary_quality, track.primary_latency]):
         print(line)
     return 0 if report.ok() else 1

@@ -51,6 +51,7 @@ class Report:
     scores: dict[str, Any]
     output: Path
     checks: list[Check] = field(default_factory=list)
+    track: str | None = None
 
     def ok(self) -> bool:
         return self.status in (failures.OK, failures.PARTIAL) and not any(c.level == "fail" for c in self.checks)
@@ -133,7 +134,7 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
     instances = run.get("instances") or {}
     report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
                     (instances.get("done", 0), instances.get("expected", 0)), rec["scores"] or {},
-                    output / folder.name / dataset)
+                    output / folder.name / dataset, track=rec.get("track"))
     if "image" in man:
         run["startup_estimate_s"] = startup_estimate(output / folder.name / dataset, run.get("first_instance_s"))
         report.checks = preflight(run, man["image"], parse_bytes(config.limits.memory), DEFAULT_MAX_IMAGE_BYTES)
@@ -234,7 +235,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
                                     timed_out=timed_out, instance_statuses=statuses.values(), expected=expected)
     scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial, (len(statuses), expected),
-                  scores, run_dir)
+                  scores, run_dir, track=track.name)
 
 
 def default_output() -> Path:
