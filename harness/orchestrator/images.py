@@ -298,6 +298,8 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
     """
     log = log or wheelhouse.cache_dir() / "logs" / "base-image.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    if log.is_file() and log.stat().st_size > 8 * 1024**2:  # keep the shared log from growing without bound
+        log.write_text("", encoding="utf-8")
     with _build_lock():
         wh = wheelhouse.build_wheelhouse(log=log)
         digest = wh.digest
@@ -306,6 +308,8 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
         if air_gapped is None:
             air_gapped = not registry_answers()
         started = time.monotonic()
+        _append(log, f"# {time.strftime('%Y-%m-%d %H:%M:%S')}: building {tag} (harness {__version__}, "
+                     f"{'air-gapped' if air_gapped else 'registry'})\n")
         previous = inspect_image(tag)["Id"] if image_exists(tag) else None
         base = import_rootfs(rootfs_tarball(log=log), log) if air_gapped else REGISTRY_BASE
         _build_base(tag, base, wh, digest, "air-gapped" if air_gapped else "registry", log)
