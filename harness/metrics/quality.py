@@ -64,47 +64,65 @@ RULES_13A: tuple[tuple[str, str], ...] = (
 _CHUNK_CACHE: dict[str, list[str]] = {}
 _CHUNK_CACHE_MAX = 1 << 20
 _RULES: list[Any] = []
+_PAD_TABLE: dict[int, str] = {}
 
 
-def _chunk_tokens(chunk: str) -> list[str]:
-    """13a tokens of one whitespace-free chunk (cached): sacrebleu's regular expressions on the padded chunk."""
-    toks = _CHUNK_CACHE.get(chunk)
-    if toks is None:
-        if chunk.isalnum():  # no character any 13a rule looks at
-            toks = [chunk]
-        else:
-            if not _RULES:
-                import re
+def _tokenize_chunks(chunks: list[str]) -> None:
+    """Put the 13a tokens of every whitespace-free chunk into the cache, running each rule once for all of them.
 
-                _RULES.extend((re.compile(pattern), repl) for pattern, repl in RULES_13A)
-            text = f" {chunk} "
-            for regex, repl in _RULES:
-                text = regex.sub(repl, text)
-            toks = text.split()
-        _CHUNK_CACHE[chunk] = toks
-    return toks
+    Chunks are padded with spaces and joined with newlines; no rule can match across such a boundary. The first
+    rule only pads single characters of a class with spaces, which `str.translate` does exactly.
+    """
+    import re
+
+    if not _RULES:
+        _RULES.extend((re.compile(pattern), repl) for pattern, repl in RULES_13A)
+        first = _RULES[0][0]
+        _PAD_TABLE.update({i: f" {chr(i)} " for i in range(128) if first.fullmatch(chr(i))})
+    words = [c for c in chunks if c.isalnum()]  # no character any rule looks at
+    _CHUNK_CACHE.update((w, [w]) for w in words)
+    rest = [c for c in chunks if not c.isalnum()]
+    if not rest:
+        return
+    text = "\n".join(f" {c} " for c in rest).translate(_PAD_TABLE)
+    for regex, repl in _RULES[1:]:
+        text = regex.sub(repl, text)
+    _CHUNK_CACHE.update(zip(rest, (part.split() for part in text.split("\n")), strict=True))
 
 
-def _tokenize_corpus(lines: Sequence[str], tokenizer: str) -> list[list[str]]:
-    """Token lists of every line, as sacrebleu's BLEU tokenizes them.
+def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any]:
+    """(token ids of all lines concatenated, number of tokens of each line), tokenized as sacrebleu's BLEU does.
 
     13a's rules only ever look at two adjacent characters and whitespace behaves in them like the padding space,
     so a line's tokens are the tokens of its whitespace-separated chunks, each tokenized alone (and cached: most
-    chunks are words seen before). Tests check the result against sacrebleu on random and real text.
+    chunks are words seen before). Ids are given per distinct chunk, so no Python work is done per token. Tests
+    check the statistics against sacrebleu on random and real text.
     """
-    if tokenizer == "none":
-        return [line.rstrip().split() for line in lines]
     from itertools import chain
 
-    chunked = [_preprocess_13a(line).split() for line in lines]
-    missing = set(chain.from_iterable(chunked)).difference(_CHUNK_CACHE)
-    if len(_CHUNK_CACHE) + len(missing) > _CHUNK_CACHE_MAX:  # bound the memory of long-lived processes
-        _CHUNK_CACHE.clear()
-        missing = set(chain.from_iterable(chunked))
-    for chunk in missing:
-        _chunk_tokens(chunk)
-    get = _CHUNK_CACHE.__getitem__
-    return [list(chain.from_iterable(map(get, chunks))) for chunks in chunked]
+    import numpy as np
+
+    if tokenizer == "none":
+        chunked = [line.rstrip().split() for line in lines]
+    else:
+        chunked = [_preprocess_13a(line).split() for line in lines]
+    all_chunks = list(chain.from_iterable(chunked))
+    distinct = set(all_chunks)
+    if tokenizer == "none":
+        tokens_of = {c: [c] for c in distinct}
+    else:
+        if len(_CHUNK_CACHE) + len(distinct) > _CHUNK_CACHE_MAX:  # bound the memory of long-lived processes
+            _CHUNK_CACHE.clear()
+        _tokenize_chunks([c for c in distinct if c not in _CHUNK_CACHE])
+        tokens_of = {c: _CHUNK_CACHE[c] for c in distinct}
+    vocab: dict[str, int] = {}
+    chunk_ids = {c: [vocab.setdefault(t, len(vocab)) for t in toks] for c, toks in tokens_of.items()}
+    per_chunk = list(map(chunk_ids.__getitem__, all_chunks))
+    ids = np.fromiter(chain.from_iterable(per_chunk), dtype=np.int64)
+    counts = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
+    bounds = np.concatenate(([0], np.cumsum(np.fromiter(map(len, chunked), dtype=np.int64, count=len(chunked)))))
+    cum = np.concatenate(([0], np.cumsum(counts)))
+    return ids, cum[bounds[1:]] - cum[bounds[:-1]]
 
 
 def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
@@ -120,12 +138,10 @@ def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
         return None
     n = len(hypotheses)
     streams = [list(hypotheses)] + [list(r) for r in references]
-    toks = _tokenize_corpus([line for stream in streams for line in stream], tokenizer)
-    flat = [t for sent in toks for t in sent]
-    vocab = {t: i for i, t in enumerate(set(flat))}
-    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-    seg = np.repeat(np.arange(len(toks)), lens)  # segment (stream line) of each token
+    nstreams = len(streams)
+    ids, lens = _token_ids([line for stream in streams for line in stream], tokenizer)
+    vocab_size = int(ids.max()) + 1 if len(ids) else 0
+    seg = np.repeat(np.arange(len(lens)), lens)  # segment (stream line) of each token
     starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
     pos = np.arange(len(ids)) - np.repeat(starts, lens)  # position within its line
     stats = np.zeros((n, 2 + 2 * _ORDER), dtype=np.int64)
@@ -144,28 +160,23 @@ def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
             nxt = np.zeros_like(ids)
             k = max(len(ids) - order + 1, 0)
             nxt[:k] = ids[order - 1 : order - 1 + k]
-            gram = np.unique(gram * (len(vocab) + 1) + nxt + 1, return_inverse=True)[1].reshape(-1)
+            gram = np.unique(gram * (vocab_size + 1) + nxt + 1, return_inverse=True)[1].reshape(-1)
         valid = pos + order <= np.repeat(lens, lens)
         g, sg = gram[valid], seg[valid]
         width = int(g.max()) + 1 if len(g) else 1
         key = (sg % n) * width + g  # (sentence, n-gram) key shared by hypothesis and references
-        is_hyp = sg < n
-        hk, hc = np.unique(key[is_hyp], return_counts=True)
-        stats[:, 1 + _ORDER + order] = np.bincount(sg[is_hyp], minlength=n)[:n]
-        rk_all, rc_all = np.unique(sg[~is_hyp] // n * 0 + key[~is_hyp] * len(references) + (sg[~is_hyp] // n - 1),
-                                   return_counts=True)
-        rk = rk_all // len(references)
-        if len(rk):  # max count over references of each (sentence, n-gram)
-            first = np.concatenate(([True], rk[1:] != rk[:-1]))
-            uk = rk[first]
-            uc = np.maximum.reduceat(rc_all, np.flatnonzero(first))
-        else:
-            uk = uc = np.zeros(0, dtype=np.int64)
-        at = np.searchsorted(uk, hk)
-        at_c = np.minimum(at, max(len(uk) - 1, 0))
-        found = (at < len(uk)) & (uk[at_c] == hk) if len(uk) else np.zeros(len(hk), dtype=bool)
-        match = np.where(found, np.minimum(hc, uc[at_c] if len(uk) else 0), 0)
-        stats[:, 1 + order] = np.bincount(hk // width, weights=match, minlength=n)[:n].astype(np.int64)
+        src = sg // n  # 0: hypothesis, r: reference r
+        stats[:, 1 + _ORDER + order] = np.bincount(sg[src == 0], minlength=n)[:n]
+        # one sort for all streams: counts of every (key, stream), then per key the hypothesis count and the
+        # largest count over references
+        uk, uc = np.unique(key * nstreams + src, return_counts=True)
+        if len(uk):
+            k, s_ = uk // nstreams, uk % nstreams
+            starts_k = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+            hyp_c = np.add.reduceat(np.where(s_ == 0, uc, 0), starts_k)
+            ref_c = np.maximum.reduceat(np.where(s_ > 0, uc, 0), starts_k)
+            match = np.minimum(hyp_c, ref_c)
+            stats[:, 1 + order] = np.bincount(k[starts_k] // width, weights=match, minlength=n)[:n].astype(np.int64)
     return stats
 
 
