@@ -11,7 +11,6 @@ import json
 import math
 import operator
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,14 @@ DELAY_TOLERANCE = 1e-6  # relative slack for delays at the very end of the sourc
 _FLAT_LINE = re.compile(r"^([A-Za-z_][\w-]*):\s+([A-Za-z_][\w-]*)\s*$")  # e.g. "source_type: text"
 
 
-@dataclass
 class RunLog:
-    """The validated records of one instances.log and what was learnt about them."""
+    """The validated records of one instances.log and what was learnt about them (source_type: text | speech)."""
 
-    path: Path
-    records: list[dict[str, Any]]
-    latency_unit: str
-    source_type: str  # text | speech
-    config: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self, path: Path, records: list[dict[str, Any]], latency_unit: str, source_type: str, config: dict[str, Any]
+    ) -> None:
+        self.path, self.records, self.latency_unit, self.source_type = path, records, latency_unit, source_type
+        self.config = config
 
 
 def resolve_log_path(path: str | Path) -> Path:

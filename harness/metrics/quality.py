@@ -236,10 +236,26 @@ def bleu_from_stats(stats: Sequence[float]) -> float:
 
 def bleu_signature(nrefs: int, tokenizer: str, bootstrap: int | None = None, seed: int | None = None) -> str:
     """sacrebleu's BLEU signature for the default BLEU settings (a test checks it equals sacrebleu's own)."""
+    bs = f"bs:{bootstrap}|seed:{seed}|" if bootstrap else ""
+    return f"nrefs:{nrefs}|{bs}case:mixed|eff:no|tok:{tokenizer}|smooth:exp|version:{_sacrebleu_version()}"
+
+
+def _sacrebleu_version() -> str:
+    """sacrebleu.__version__ without importing sacrebleu (its version.py, else the installed metadata)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("sacrebleu")
+    if spec is not None and spec.origin:
+        path = Path(spec.origin).with_name("version.py")
+        if path.is_file():
+            m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", path.read_text(encoding="utf-8"), re.M)
+            if m:
+                return m.group(1)
     from importlib.metadata import version
 
-    bs = f"bs:{bootstrap}|seed:{seed}|" if bootstrap else ""
-    return f"nrefs:{nrefs}|{bs}case:mixed|eff:no|tok:{tokenizer}|smooth:exp|version:{version('sacrebleu')}"
+    return version("sacrebleu")
 
 
 def _ci95(values: Sequence[float]) -> list[float]:
