@@ -135,7 +135,7 @@ def validate_record(rec: Any, where: str) -> str | None:
     return None
 
 
-def read_instances(path: str | Path, latency_unit: str | None = None) -> RunLog:
+def read_instances(path: str | Path, latency_unit: str | None = None, drop_half_written: bool = False) -> RunLog:
     """Read and validate every line of the instances.log at `path` (a run directory or a file).
 
     `latency_unit` overrides what the log and its config.yaml say (SimulEval logs do not record it: `word` for
@@ -155,6 +155,8 @@ def read_instances(path: str | Path, latency_unit: str | None = None) -> RunLog:
             continue
         where = f"{log_path}:{lineno}"
         half_written = lineno == len(lines)  # the file does not end with a newline
+        if half_written and drop_half_written:
+            break
         try:
             rec = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -251,11 +251,16 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
 def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
     """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's).
 
-    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own.
+    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own; `drop_half_written=True`
+    skips an interrupted last line (for scoring partial runs) instead of reporting it.
     """
     from harness.instances_reader import read_instances
 
-    log = read_instances(path, latency_unit=kwargs.pop("latency_unit", None))
+    log = read_instances(
+        path,
+        latency_unit=kwargs.pop("latency_unit", None),
+        drop_half_written=kwargs.pop("drop_half_written", False),
+    )
     return score_records(
         log.records,
         latency_unit=log.latency_unit,

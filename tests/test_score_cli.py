@@ -129,3 +129,9 @@ def test_missing_file_and_console_script_has_no_traceback(tmp_path) -> None:
 def test_score_path_matches_records(tmp_path) -> None:
     log = _write(tmp_path, [json.dumps(_rec(i)) for i in range(3)])
     assert score_path(log, bootstrap=1)["LAAL"]["score"] == pytest.approx(1.0)
+
+
+def test_partial_runs_can_drop_a_half_written_last_line(tmp_path) -> None:
+    log = _write(tmp_path, [json.dumps(_rec(0)), json.dumps(_rec(1))[:-7]], "")
+    scores = score_path(log, bootstrap=1, drop_half_written=True)
+    assert scores["counts"]["instances"] == 1
