@@ -5,10 +5,12 @@ split into sentences): each instance's source and reference is one sentence, its
 a few seeded word edits (drops, repeats, swaps), its delays a wait-k policy (k = 1..5) and its elapsed times the
 delays plus a growing computation time, so both tools compute every metric including the `_CA` ones.
 
-Each command runs as a fresh process (imports included), best of `--repeat` runs, and the ratio
-SimulEval time / harness time is printed for:
+Each command runs as a fresh process (imports included), best of `--repeat` runs; wall-clock and CPU time
+(user + system, steadier on a shared machine) are printed, with the ratio SimulEval time / harness time, for:
   - matched: the metrics both tools compute (BLEU, AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, + _CA);
   - all:     `harness score` with every metric (adds chrF, TER, YAAL, 1000-resample bootstrap intervals).
+The goal is matched ≥ 5x. The all-metrics run is dominated by sacrebleu's TER (pure Python, run in one worker
+process per core), which SimulEval does not compute at all.
 
 Usage: python bench/score_bench.py [--sentences 2000] [--repeat 3]
 """
