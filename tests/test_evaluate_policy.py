@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 from pathlib import Path
 
@@ -106,3 +107,18 @@ def test_progress_lines():
     p.update("b", state="running", done=1, total=3)
     p.render()
     assert "\x1b[2F" in tty.getvalue() and "1/3" in tty.getvalue()
+
+
+def test_leftover_ownership():
+    """Resources of a dead harness, or of a pid since reused by another process, are leftovers; ours are not."""
+    from harness.orchestrator.network import _orphaned, _start_time, labels
+
+    mine = labels("run", "participant")
+    assert not _orphaned(mine, None) and _orphaned(mine, os.getpid())
+    assert _orphaned(dict(mine, **{"harness.pid": "4194303"}), None)  # above any pid in use: dead
+    init = {"harness.pid": "1", "harness.pid_start": _start_time(1)}
+    assert not _orphaned(dict(mine, **init), None)  # alive and the same process
+    reused = dict(mine, **init)
+    reused["harness.pid_start"] = "1" + init["harness.pid_start"]
+    assert _orphaned(reused, None)  # the pid now belongs to another process
+    assert not _orphaned(dict(mine, **{"harness.pid": "4194303", "harness.host": "elsewhere"}), None)

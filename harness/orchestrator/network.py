@@ -23,11 +23,22 @@ NETWORK_OPTIONS = {
 }
 
 
+def _start_time(pid: int) -> str:
+    """The kernel's start time of a process (clock ticks since boot), so a reused pid is not taken for its owner."""
+    try:
+        stat = open(f"/proc/{pid}/stat", encoding="ascii").read()
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
 def labels(run_id: str, role: str, pid: int | None = None) -> dict[str, str]:
     """Labels for one resource of run `run_id` (`role`: network, server or participant)."""
+    pid = os.getpid() if pid is None else pid
     return {
         LABEL: "1",
-        "harness.pid": str(os.getpid() if pid is None else pid),
+        "harness.pid": str(pid),
+        "harness.pid_start": _start_time(pid),
         "harness.host": socket.gethostname(),
         "harness.run": run_id,
         "harness.role": role,
@@ -68,7 +79,12 @@ def _orphaned(lbl: dict[str, str], only_pid: int | None) -> bool:
         return pid == only_pid
     if lbl.get("harness.host") != socket.gethostname():
         return False
-    return pid != os.getpid() and not _pid_alive(pid)
+    if pid == os.getpid():
+        return False
+    if not _pid_alive(pid):
+        return True
+    started = lbl.get("harness.pid_start")
+    return bool(started) and started != _start_time(pid) != ""  # the pid now belongs to another process
 
 
 def remove_resources(api: Any, only_pid: int | None = None) -> dict[str, int]:
