@@ -250,7 +250,8 @@ def _sacrebleu_version() -> str:
     if spec is not None and spec.origin:
         path = Path(spec.origin).with_name("version.py")
         if path.is_file():
-            m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", path.read_text(encoding="utf-8"), re.M)
+            text = path.read_text(encoding="utf-8")  # e.g. `__version__ = version = '2.6.0'` (setuptools-scm)
+            m = re.search(r"""^__version__\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", text, re.M)
             if m:
                 return m.group(1)
     from importlib.metadata import version
