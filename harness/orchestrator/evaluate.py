@@ -215,6 +215,7 @@ class SubmissionJob:
             "timings": {k: round(v, 3) for k, v in result.timings.items()},
             "peak_memory_bytes": result.peak_memory_bytes,
             "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
+            "window": [round(t, 3) for t in result.window] if result.window else None,
         }
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
             entry["sacrebleu_signature"] = scores["BLEU"]["signature"]

@@ -76,6 +76,7 @@ class RunResult:
     peak_memory_bytes: int | None = None
     client_log_truncated: bool = False
     first_instance_s: float | None = None  # participant start → first instance logged
+    window: tuple[float, float] | None = None  # wall-clock (epoch) start and end of the whole run
 
 
 def count_instances(config: TaskConfig, track: str, dataset: str) -> int:
@@ -247,6 +248,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
     net_id: str | None = None
     result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
     t0 = time.monotonic()
+    wall0 = time.time()
     timings = result.timings
     server_pump: _LogPump | None = None
     try:
@@ -350,6 +352,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
             server_pump.join(2)
         timings["teardown_s"] = time.monotonic() - t_down
         timings["total_s"] = time.monotonic() - t0
+        result.window = (wall0, time.time())
         result.instances_done = len(read_instance_statuses(log_path))
 
 
