@@ -159,3 +159,21 @@ def test_interrupt_tears_everything_down(tmp_path, sig):
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr
     assert leftovers(f"harness.pid={proc.pid}") == []
+
+
+def test_infra_error_is_retried_once(tmp_path):
+    """A server image that cannot start is the harness's fault: infra_error, run twice, nothing left behind."""
+    empty = subprocess.run(["docker", "import", "-", "harness-test-empty:latest"], input=b"\0" * 1024,
+                           capture_output=True, check=True)
+    assert empty.returncode == 0
+    subs = tmp_path / "subs"
+    make_submission(subs, "victim", "python3 /app/probe_agent.py copy", base=frozen_base())
+    out = tmp_path / "results"
+    proc = subprocess.Popen(evaluate_cmd(subs, out, "--server-image", "harness-test-empty:latest"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    run = by_name(json.loads((out / "summary.json").read_text()))["victim"]
+    assert run["status"] == "infra_error" and run["reason"]
+    assert json.loads((out / "victim" / "manifest.json").read_text())["runs"]["dev"]["attempts"] == 2
+    assert leftovers(f"harness.pid={proc.pid}") == []

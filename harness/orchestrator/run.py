@@ -222,6 +222,14 @@ def _wait_exit(api: Any, cid: str, seconds: float) -> int | None:
         return None
 
 
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    """Call `fn` in a helper thread; its failure shows up in what the caller inspects afterwards."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _tail(path: Path, n: int = 300) -> str:
     try:
         return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
@@ -275,7 +283,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         probe = api.exec_create(server["Id"], ["python3", "-c", _PROBE.format(port=SERVER_PORT,
                                                                               timeout=SERVER_READY_TIMEOUT_S)])
         # the health probe runs while the participant container is being created
-        probe_thread = threading.Thread(target=api.exec_start, args=(probe["Id"],), daemon=True)
+        probe_thread = threading.Thread(target=_quietly, args=(api.exec_start, probe["Id"]), daemon=True)
         probe_thread.start()
 
         image = api.inspect_image(spec.submission_image)
