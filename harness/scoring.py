@@ -51,7 +51,7 @@ def _is_speech(record: dict[str, Any], latency_unit: str) -> bool:
 def _elapsed(record: dict[str, Any]) -> list[float] | None:
     """The record's elapsed times, or None where there are none (SimulEval writes zeros for text sources)."""
     el = record.get("elapsed")
-    if not el or len(el) != len(record.get("delays") or []) or all(e == 0 for e in el):
+    if not el or len(el) != len(record.get("delays") or []) or not any(el):  # any(): some value is not 0
         return None
     return el
 

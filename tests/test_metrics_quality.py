@@ -53,7 +53,7 @@ def _sacrebleu_stats(hyps, refs, tok):
     return np.array(BLEU(tokenize=tok)._extract_corpus_statistics(hyps, refs), dtype=np.int64).reshape(-1, 10)
 
 
-TEXT = st.lists(st.sampled_from(list("ab c.,-&;:1 2'\"!?()\t") + ["&quot;", "<skipped>", "é", "-\n", "\n"]),
+TEXT = st.lists(st.sampled_from(list("ab c.,-&;:1 2'\"!?()\t") + ["&quot;", "<skipped>", "é", "-\n", "\n", "\0"]),
                 max_size=30).map("".join)
 
 
@@ -63,6 +63,22 @@ def test_fast_bleu_statistics_equal_sacrebleu(rows, tok) -> None:
     hyps, r1, r2 = (list(x) for x in zip(*rows, strict=True))
     for refs in ([r1], [r1, r2]):
         assert (fast_bleu_stats(hyps, refs, tok) == _sacrebleu_stats(hyps, refs, tok)).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(TEXT, TEXT, TEXT), min_size=1, max_size=8))
+def test_fast_bleu_renumbered_ngram_ids_equal_sacrebleu(monkeypatch_rows) -> None:
+    """With a tiny key limit every order renumbers its n-gram ids (the path of very large vocabularies)."""
+    import harness.metrics.quality as quality
+
+    hyps, r1, r2 = (list(x) for x in zip(*monkeypatch_rows, strict=True))
+    saved = quality._KEY_LIMIT
+    quality._KEY_LIMIT = 1
+    try:
+        for refs in ([r1], [r1, r2]):
+            assert (fast_bleu_stats(hyps, refs, "13a") == _sacrebleu_stats(hyps, refs, "13a")).all()
+    finally:
+        quality._KEY_LIMIT = saved
 
 
 def test_fast_bleu_on_real_log() -> None:

@@ -45,7 +45,7 @@ def reference_length(reference: str, unit: str = "word") -> int:
     """Target length of the ideal policy: words split on single spaces, or characters (SimulEval's rule)."""
     if unit == "char":
         return len(reference.strip())
-    return len(reference.split(" "))
+    return reference.count(" ") + 1  # == len(reference.split(" "))
 
 
 def _lagging(delays: Sequence[Number], source_length: Number, gamma: float) -> float:
@@ -269,8 +269,8 @@ def _corpus_plain(d: Any, x: Any, y: Any, n: Any) -> dict[str, Any]:
     return out
 
 
-def _corpus_atd(d: Any, n: Any, speech: bool, compute: Any | None) -> Any:
-    """ATD of every row of a padded (non-decreasing) delay matrix; `compute` adds per-token computation times."""
+def _corpus_atd_alignment(d: Any, n: Any, speech: bool) -> Any:
+    """Source time each target token is aligned to, for every row of a padded (non-decreasing) delay matrix."""
     import numpy as np
 
     rows, width = d.shape
@@ -302,7 +302,14 @@ def _corpus_atd(d: Any, n: Any, speech: bool, compute: Any | None) -> Any:
     ax, cur = acc_x[chunk_of], (acc_x + cnt)[chunk_of]
     s = np.minimum(col + 1 - np.maximum(0, start - ax), cur)
     idx = np.where(valid & (s > 0), row_off[:, None] + s - 1, 0)
-    aligned = np.where(s > 0, src_time[idx] if len(src_time) else 0.0, 0.0)
+    return np.where(s > 0, src_time[idx] if len(src_time) else 0.0, 0.0)
+
+
+def _corpus_atd(d: Any, n: Any, speech: bool, aligned: Any, compute: Any | None) -> Any:
+    """ATD of every row from its alignment (`_corpus_atd_alignment`); `compute` adds per-token computation times."""
+    import numpy as np
+
+    valid = np.arange(d.shape[1])[None, :] < n[:, None]
     # token end times: e_i = max(d_i, e_{i-1}) + a_i  =>  e_i = A_i + max(0, max_{k<=i} (d_k - A_{k-1}))
     a = np.where(valid, (0.0 if speech else 1.0) + (compute if compute is not None else 0.0), 0.0)
     acc = np.cumsum(a, axis=1)
@@ -331,7 +338,8 @@ def corpus_latency(
     width = int(n.max()) if len(n) else 1
     d = _padded(delays, n, width)
     out = _corpus_plain(d, x, y, n)
-    out["ATD"] = _corpus_atd(d, n, speech, None)
+    aligned = _corpus_atd_alignment(d, n, speech)
+    out["ATD"] = _corpus_atd(d, n, speech, aligned, None)
     if elapsed is not None:
         has = np.array([e is not None for e in elapsed])
         e = _padded([el if el is not None else dl for el, dl in zip(elapsed, delays, strict=True)], n, width)
@@ -341,5 +349,5 @@ def corpus_latency(
         compute = ce - np.concatenate((np.zeros((len(n), 1)), ce[:, :-1]), axis=1)
         all_zero = ~np.any((e != 0) & (np.arange(width)[None, :] < n[:, None]), axis=1)
         compute[all_zero] = 0.0
-        out["ATD_CA"] = np.where(has, _corpus_atd(d, n, speech, compute), np.nan)
+        out["ATD_CA"] = np.where(has, _corpus_atd(d, n, speech, aligned, compute), np.nan)
     return out

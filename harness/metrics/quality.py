@@ -90,60 +90,81 @@ def _tokenize_chunks(chunks: list[str]) -> None:
     _CHUNK_CACHE.update(zip(rest, (part.split() for part in text.split("\n")), strict=True))
 
 
-def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any]:
-    """(token ids of all lines concatenated, number of tokens of each line), tokenized as sacrebleu's BLEU does.
+def _chunks_of_lines(lines: Sequence[str], tokenizer: str) -> list[list[str]]:
+    """Whitespace-separated chunks of every line after sacrebleu's preprocessing (13a: `_preprocess_13a`).
+
+    The 13a replacements run once over all lines joined by NUL (no replaced string contains NUL, so no match can
+    span two lines); lines that contain NUL themselves go one by one.
+    """
+    stripped = list(map(str.rstrip, lines))
+    if tokenizer == "none":
+        return list(map(str.split, stripped))
+    text = "\0".join(stripped)
+    if text.count("\0") != max(len(stripped) - 1, 0):
+        return [_preprocess_13a(line).split() for line in lines]
+    text = text.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in text:
+        text = text.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    return list(map(str.split, text.split("\0")))
+
+
+def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any, int]:
+    """(token ids of all lines concatenated, tokens of each line, vocabulary size), tokenized as sacrebleu's BLEU.
 
     13a's rules only ever look at two adjacent characters and whitespace behaves in them like the padding space,
     so a line's tokens are the tokens of its whitespace-separated chunks, each tokenized alone (and cached: most
-    chunks are words seen before). Ids are given per distinct chunk, so no Python work is done per token. Tests
-    check the statistics against sacrebleu on random and real text.
+    chunks are words seen before). Python works once per distinct chunk; the per-token arrays are built by numpy.
+    Tests check the statistics against sacrebleu on random and real text.
     """
     from itertools import chain
 
     import numpy as np
 
+    chunked = _chunks_of_lines(lines, tokenizer)
+    distinct = list(set(chain.from_iterable(chunked)))
     if tokenizer == "none":
-        chunked = [line.rstrip().split() for line in lines]
-    else:
-        chunked = [_preprocess_13a(line).split() for line in lines]
-    all_chunks = list(chain.from_iterable(chunked))
-    distinct = set(all_chunks)
-    if tokenizer == "none":
-        tokens_of = {c: [c] for c in distinct}
+        tokens_of: Any = [[c] for c in distinct]
     else:
         if len(_CHUNK_CACHE) + len(distinct) > _CHUNK_CACHE_MAX:  # bound the memory of long-lived processes
             _CHUNK_CACHE.clear()
         _tokenize_chunks([c for c in distinct if c not in _CHUNK_CACHE])
-        tokens_of = {c: _CHUNK_CACHE[c] for c in distinct}
+        tokens_of = map(_CHUNK_CACHE.__getitem__, distinct)
     vocab: dict[str, int] = {}
-    chunk_ids = {c: [vocab.setdefault(t, len(vocab)) for t in toks] for c, toks in tokens_of.items()}
-    per_chunk = list(map(chunk_ids.__getitem__, all_chunks))
-    ids = np.fromiter(chain.from_iterable(per_chunk), dtype=np.int64)
-    counts = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
-    bounds = np.concatenate(([0], np.cumsum(np.fromiter(map(len, chunked), dtype=np.int64, count=len(chunked)))))
-    cum = np.concatenate(([0], np.cumsum(counts)))
-    return ids, cum[bounds[1:]] - cum[bounds[:-1]]
+    chunk_tokens = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in tokens_of]
+    tok_len = np.fromiter(map(len, chunk_tokens), dtype=np.int64, count=len(distinct))
+    tok_flat = np.fromiter(chain.from_iterable(chunk_tokens), dtype=np.int64, count=int(tok_len.sum()))
+    chunk_no = {c: i for i, c in enumerate(distinct)}
+    line_chunks = np.fromiter(map(len, chunked), dtype=np.int64, count=len(chunked))
+    cid = np.fromiter(
+        map(chunk_no.__getitem__, chain.from_iterable(chunked)), dtype=np.int64, count=int(line_chunks.sum())
+    )
+    clen = tok_len[cid]
+    ccum = np.cumsum(clen)
+    total = int(ccum[-1]) if len(ccum) else 0
+    ids = tok_flat[np.repeat(np.cumsum(tok_len)[cid] - ccum, clen) + np.arange(total)] if total else tok_flat[:0]
+    cum = np.concatenate(([0], ccum))
+    bounds = np.concatenate(([0], np.cumsum(line_chunks)))
+    return ids, cum[bounds[1:]] - cum[bounds[:-1]], len(vocab)
+
+
+_KEY_LIMIT = 1 << 62  # (sentence, n-gram, stream) keys stay below this; beyond it n-gram ids are renumbered
 
 
 def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
     """sacrebleu's BLEU sentence statistics `[hyp_len, ref_len, correct_1..4, total_1..4]` as an (n, 10) array.
 
-    Vectorized with numpy: n-grams get integer ids, counts come from `np.unique`, reference counts are clipped by
-    their maximum over references and the reference length is the closest one (the shorter on ties), exactly as
-    sacrebleu computes them. Only for the `13a` and `none` tokenizers (None otherwise).
+    Vectorized with numpy: an n-gram's id is its token ids in base |V|+1, each (sentence, n-gram, stream) key is
+    counted with one sort, reference counts are clipped by their maximum over references and the reference length
+    is the closest one (the shorter on ties), exactly as sacrebleu computes them. Only for the `13a` and `none`
+    tokenizers (None otherwise).
     """
     import numpy as np
 
     if tokenizer not in _FAST_BLEU_TOKENIZERS:
         return None
     n = len(hypotheses)
-    streams = [list(hypotheses)] + [list(r) for r in references]
-    nstreams = len(streams)
-    ids, lens = _token_ids([line for stream in streams for line in stream], tokenizer)
-    vocab_size = int(ids.max()) + 1 if len(ids) else 0
-    seg = np.repeat(np.arange(len(lens)), lens)  # segment (stream line) of each token
-    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    pos = np.arange(len(ids)) - np.repeat(starts, lens)  # position within its line
+    nstreams = 1 + len(references)
+    ids, lens, vocab_size = _token_ids([line for s in [hypotheses, *references] for line in s], tokenizer)
     stats = np.zeros((n, 2 + 2 * _ORDER), dtype=np.int64)
     hyp_lens = lens[:n]
     stats[:, 0] = hyp_lens
@@ -154,29 +175,49 @@ def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
         d_new, d_old = np.abs(hyp_lens - cand), np.abs(hyp_lens - best_len)
         best_len = np.where((d_new < d_old) | ((d_new == d_old) & (cand < best_len)), cand, best_len)
     stats[:, 1] = best_len
-    gram = ids.copy()
     for order in range(1, _ORDER + 1):
-        if order > 1:  # id of the n-gram starting at each position, from the (n-1)-gram id and the next token
-            nxt = np.zeros_like(ids)
-            k = max(len(ids) - order + 1, 0)
-            nxt[:k] = ids[order - 1 : order - 1 + k]
-            gram = np.unique(gram * (vocab_size + 1) + nxt + 1, return_inverse=True)[1].reshape(-1)
-        valid = pos + order <= np.repeat(lens, lens)
-        g, sg = gram[valid], seg[valid]
-        width = int(g.max()) + 1 if len(g) else 1
-        key = (sg % n) * width + g  # (sentence, n-gram) key shared by hypothesis and references
-        src = sg // n  # 0: hypothesis, r: reference r
-        stats[:, 1 + _ORDER + order] = np.bincount(sg[src == 0], minlength=n)[:n]
-        # one sort for all streams: counts of every (key, stream), then per key the hypothesis count and the
-        # largest count over references
-        uk, uc = np.unique(key * nstreams + src, return_counts=True)
-        if len(uk):
-            k, s_ = uk // nstreams, uk % nstreams
-            starts_k = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
-            hyp_c = np.add.reduceat(np.where(s_ == 0, uc, 0), starts_k)
-            ref_c = np.maximum.reduceat(np.where(s_ > 0, uc, 0), starts_k)
+        stats[:, 1 + _ORDER + order] = np.maximum(hyp_lens - order + 1, 0)
+    if not len(ids):
+        return stats
+    line = np.repeat(np.arange(len(lens)), lens)
+    sent_stream = (line % n) * nstreams + line // n  # sentence-major, then stream (0: hypothesis)
+    left = np.repeat(np.cumsum(lens), lens) - np.arange(len(ids))  # tokens from each position to its line's end
+    base = vocab_size + 1
+    tok = ids + 1
+    gram, width = tok.copy(), base  # id of the n-gram starting at each position, ids in [0, width)
+    for order in range(1, _ORDER + 1):
+        if order > 1:
+            if width * base * n * nstreams >= _KEY_LIMIT:  # renumber the (n-1)-grams densely first
+                uniq, gram = np.unique(gram, return_inverse=True)
+                gram, width = gram.reshape(-1), len(uniq)
+            gram = gram * base
+            gram[: len(ids) - order + 1] += tok[order - 1 :]
+            width *= base
+        valid = left >= order
+        ss = sent_stream[valid]
+        key = (ss // nstreams * width + gram[valid]) * nstreams + ss % nstreams
+        if not len(key):
+            break
+        key.sort()
+        first = np.empty(len(key), dtype=bool)
+        first[0] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        uk = key[starts]
+        uc = np.diff(np.append(starts, len(key)))
+        pair_key = uk // nstreams  # (sentence, n-gram)
+        if nstreams == 2:  # the hypothesis count and the reference count are neighbours
+            both = pair_key[1:] == pair_key[:-1]
+            match = np.minimum(uc[:-1], uc[1:])[both]
+            owner = pair_key[:-1][both] // width
+        else:
+            src = uk % nstreams
+            group = np.flatnonzero(np.concatenate(([True], pair_key[1:] != pair_key[:-1])))
+            hyp_c = np.add.reduceat(np.where(src == 0, uc, 0), group)
+            ref_c = np.maximum.reduceat(np.where(src > 0, uc, 0), group)
             match = np.minimum(hyp_c, ref_c)
-            stats[:, 1 + order] = np.bincount(k[starts_k] // width, weights=match, minlength=n)[:n].astype(np.int64)
+            owner = pair_key[group] // width
+        stats[:, 1 + order] = np.bincount(owner, weights=match, minlength=n)[:n].astype(np.int64)
     return stats
 
 
