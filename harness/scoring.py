@@ -157,6 +157,9 @@ def score_records(
     records = sorted(records, key=lambda r: r.get("index", 0))
     if speech is None:
         speech = _is_speech(records[0], latency_unit)
+    # speech delays are milliseconds of source audio whatever the target token unit (word or char) is
+    target_unit = "char" if latency_unit == "char" else "word"
+    delay_unit = "ms" if speech else latency_unit
     sets = list(reference_sets or reference_sets_of(records[0]))
     refs_by_set: dict[str, list[str]] = {name: [] for name in sets}
     for rec in records:
@@ -195,7 +198,7 @@ def score_records(
         entry: dict[str, Any] = {
             "score": score,
             "ci95": ci,
-            "unit": LATENCY_UNITS_BY_METRIC.get(base, latency_unit),
+            "unit": LATENCY_UNITS_BY_METRIC.get(base, delay_unit),
             "reference_set": sets[0],
             "computation_aware": name.endswith("_CA"),
         }
@@ -208,7 +211,6 @@ def score_records(
     # stability of re-translation systems
     revised = [r["revisions"] for r in records if r.get("revisions")]
     if revised:
-        target_unit = "char" if latency_unit == "char" else "word"
         ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), target_unit)
         out["NE"] = {"score": ne, "unit": "token", "instances": len(revised)}
 
@@ -222,7 +224,8 @@ def score_records(
     }
     out["info"] = {
         "harness_version": __version__,
-        "latency_unit": latency_unit,
+        "latency_unit": delay_unit,
+        "target_unit": target_unit,
         "modality": "speech" if speech else "text",
         "source": source,
         "reference_sets": sets,
