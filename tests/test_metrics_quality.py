@@ -81,6 +81,38 @@ def test_fast_bleu_renumbered_ngram_ids_equal_sacrebleu(monkeypatch_rows) -> Non
         quality._KEY_LIMIT = saved
 
 
+CHRF_CHARS = list("aab c.,\t\n\u3000\u00a0é中文") + ["ab", "ba ", "😀"]
+CHRF_TEXT = st.lists(st.sampled_from(CHRF_CHARS), max_size=25).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(CHRF_TEXT, CHRF_TEXT), min_size=1, max_size=8))
+def test_fast_chrf_statistics_equal_sacrebleu(rows) -> None:
+    import numpy as np
+
+    from harness.metrics.quality import fast_chrf_stats
+
+    hyps, refs = (list(x) for x in zip(*rows, strict=True))
+    theirs = np.array(CHRF()._extract_corpus_statistics(hyps, [refs]), dtype=np.int64).reshape(len(hyps), -1)
+    assert (fast_chrf_stats(hyps, [refs]) == theirs).all()
+    assert fast_chrf_stats(hyps, [refs, refs]) is None  # several references: sacrebleu's own best-F choice
+
+
+def test_fast_chrf_on_real_log_score_and_signature() -> None:
+    import json
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
+    recs = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    hyps, refs = [r["prediction"] for r in recs], [[r["reference"] for r in recs]]
+    ours = quality_score("chrF", hyps, refs, counts=resample_counts(len(hyps), 1000, 12345))
+    metric = CHRF()
+    theirs = metric.corpus_score(hyps, refs, n_bootstrap=1000)  # SACREBLEU_SEED default 12345
+    assert ours["score"] == theirs.score
+    assert 0.5 * (ours["ci95"][1] - ours["ci95"][0]) == pytest.approx(theirs._ci, abs=1e-3)
+    assert ours["signature"] == metric.get_signature().format()
+
+
 def test_fast_bleu_on_real_log() -> None:
     import json
     from pathlib import Path

@@ -150,42 +150,26 @@ def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any, int]:
 _KEY_LIMIT = 1 << 62  # (sentence, n-gram, stream) keys stay below this; beyond it n-gram ids are renumbered
 
 
-def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
-    """sacrebleu's BLEU sentence statistics `[hyp_len, ref_len, correct_1..4, total_1..4]` as an (n, 10) array.
+def _ngram_matches(ids: Any, lens: Any, n: int, nstreams: int, vocab_size: int, max_order: int) -> Any:
+    """(n, max_order) clipped n-gram matches of each hypothesis against its references, order 1..max_order.
 
-    Vectorized with numpy: an n-gram's id is its token ids in base |V|+1, each (sentence, n-gram, stream) key is
-    counted with one sort, reference counts are clipped by their maximum over references and the reference length
-    is the closest one (the shorter on ties), exactly as sacrebleu computes them. Only for the `13a` and `none`
-    tokenizers (None otherwise).
+    `ids` are the token ids (0..vocab_size-1) of all lines concatenated, `lens` the tokens of each line, lines being
+    the n hypotheses then each reference stream of n lines. An n-gram's id is its token ids in base |V|+1; each
+    (sentence, n-gram, stream) key is counted with one sort; a match is the hypothesis count clipped by the
+    largest count in one reference.
     """
     import numpy as np
 
-    if tokenizer not in _FAST_BLEU_TOKENIZERS:
-        return None
-    n = len(hypotheses)
-    nstreams = 1 + len(references)
-    ids, lens, vocab_size = _token_ids([line for s in [hypotheses, *references] for line in s], tokenizer)
-    stats = np.zeros((n, 2 + 2 * _ORDER), dtype=np.int64)
-    hyp_lens = lens[:n]
-    stats[:, 0] = hyp_lens
-    # closest reference length, the shorter one on ties
-    best_len = lens[n : 2 * n].copy()
-    for r in range(1, len(references)):
-        cand = lens[(r + 1) * n : (r + 2) * n]
-        d_new, d_old = np.abs(hyp_lens - cand), np.abs(hyp_lens - best_len)
-        best_len = np.where((d_new < d_old) | ((d_new == d_old) & (cand < best_len)), cand, best_len)
-    stats[:, 1] = best_len
-    for order in range(1, _ORDER + 1):
-        stats[:, 1 + _ORDER + order] = np.maximum(hyp_lens - order + 1, 0)
+    out = np.zeros((n, max_order), dtype=np.int64)
     if not len(ids):
-        return stats
+        return out
     line = np.repeat(np.arange(len(lens)), lens)
     sent_stream = (line % n) * nstreams + line // n  # sentence-major, then stream (0: hypothesis)
     left = np.repeat(np.cumsum(lens), lens) - np.arange(len(ids))  # tokens from each position to its line's end
     base = vocab_size + 1
     tok = ids + 1
     gram, width = tok.copy(), base  # id of the n-gram starting at each position, ids in [0, width)
-    for order in range(1, _ORDER + 1):
+    for order in range(1, max_order + 1):
         if order > 1:
             if width * base * n * nstreams >= _KEY_LIMIT:  # renumber the (n-1)-grams densely first
                 uniq, gram = np.unique(gram, return_inverse=True)
@@ -217,8 +201,65 @@ def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
             ref_c = np.maximum.reduceat(np.where(src > 0, uc, 0), group)
             match = np.minimum(hyp_c, ref_c)
             owner = pair_key[group] // width
-        stats[:, 1 + order] = np.bincount(owner, weights=match, minlength=n)[:n].astype(np.int64)
+        out[:, order - 1] = np.bincount(owner, weights=match, minlength=n)[:n].astype(np.int64)
+    return out
+
+
+def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
+    """sacrebleu's BLEU sentence statistics `[hyp_len, ref_len, correct_1..4, total_1..4]` as an (n, 10) array.
+
+    Vectorized with numpy: an n-gram's id is its token ids in base |V|+1, each (sentence, n-gram, stream) key is
+    counted with one sort, reference counts are clipped by their maximum over references and the reference length
+    is the closest one (the shorter on ties), exactly as sacrebleu computes them. Only for the `13a` and `none`
+    tokenizers (None otherwise).
+    """
+    import numpy as np
+
+    if tokenizer not in _FAST_BLEU_TOKENIZERS:
+        return None
+    n = len(hypotheses)
+    nstreams = 1 + len(references)
+    ids, lens, vocab_size = _token_ids([line for s in [hypotheses, *references] for line in s], tokenizer)
+    stats = np.zeros((n, 2 + 2 * _ORDER), dtype=np.int64)
+    hyp_lens = lens[:n]
+    stats[:, 0] = hyp_lens
+    # closest reference length, the shorter one on ties
+    best_len = lens[n : 2 * n].copy()
+    for r in range(1, len(references)):
+        cand = lens[(r + 1) * n : (r + 2) * n]
+        d_new, d_old = np.abs(hyp_lens - cand), np.abs(hyp_lens - best_len)
+        best_len = np.where((d_new < d_old) | ((d_new == d_old) & (cand < best_len)), cand, best_len)
+    stats[:, 1] = best_len
+    for order in range(1, _ORDER + 1):
+        stats[:, 1 + _ORDER + order] = np.maximum(hyp_lens - order + 1, 0)
+    stats[:, 2 : 2 + _ORDER] = _ngram_matches(ids, lens, n, nstreams, vocab_size, _ORDER)
     return stats
+
+
+CHRF_CHAR_ORDER = 6
+
+
+def fast_chrf_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Any:
+    """sacrebleu's default chrF sentence statistics (`[hyp, ref, match]` for character orders 1..6), (n, 18) array.
+
+    Whitespace is removed as sacrebleu does (`"".join(line.split())`); characters become dense ids and the n-gram
+    matches are counted as for BLEU. Single reference only (sacrebleu picks the best of several per sentence by
+    F-score): None for several references.
+    """
+    import numpy as np
+
+    if len(references) != 1:
+        return None
+    n = len(hypotheses)
+    lines = list(map("".join, map(str.split, [*hypotheses, *references[0]])))
+    lens = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+    codes = np.frombuffer("".join(lines).encode("utf-32-le"), dtype=np.uint32)
+    chars, ids = np.unique(codes, return_inverse=True)
+    matches = _ngram_matches(ids.reshape(-1).astype(np.int64), lens, n, 2, len(chars), CHRF_CHAR_ORDER)
+    orders = np.arange(1, CHRF_CHAR_ORDER + 1)[None, :]
+    ref_count = np.maximum(lens[n:, None] - orders + 1, 0)
+    hyp_count = np.where(ref_count > 0, np.maximum(lens[:n, None] - orders + 1, 0), 0)
+    return np.stack((hyp_count, ref_count, matches), axis=2).reshape(n, 3 * CHRF_CHAR_ORDER)
 
 
 PARALLEL_MIN_SENTENCES = 256
@@ -333,7 +374,12 @@ def quality_score(
         bs = counts.shape[0] if ci is not None else None
         return {"score": value, "ci95": ci, "signature": bleu_signature(len(references), tokenizer, bs, seed)}
     metric = make_metric(name, tokenizer)
-    stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
+    fast = fast_chrf_stats(hypotheses, references) if name == "chrF" else None
+    if fast is not None:  # chrF statistics without sacrebleu's per-sentence Python work
+        metric.num_refs = len(references)  # what reference caching would set, for the signature
+        stats = fast.tolist()
+    else:
+        stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
     score = metric._aggregate_and_compute(stats)
     ci = None
     if counts is not None and len(stats) > 0:
