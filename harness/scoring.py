@@ -84,22 +84,37 @@ def instance_metrics(
     )
 
 
-def _mean_record(values: Any, counts: Any) -> tuple[float | None, list[float] | None]:
-    """Mean over the non-NaN values and its bootstrap 95% interval over the same resamples."""
+def _mean_records(columns: list[Any], counts: Any) -> list[tuple[float | None, list[float] | None]]:
+    """Per column of per-instance values: the mean over its non-NaN values and its bootstrap 95% interval.
+
+    Every interval comes from the same resamples (`counts`); the resampled sums of all columns are one matrix
+    product, so the (resamples x instances) matrix is read once.
+    """
     import numpy as np
 
+    out: list[tuple[float | None, list[float] | None]] = []
+    if not columns:
+        return out
+    values = np.stack(columns, axis=1)
     valid = ~np.isnan(values)
-    if not valid.any():
-        return None, None
-    score = math.fsum(values[valid]) / int(valid.sum())
-    if counts is None:
-        return score, None
-    w = counts[:, valid]
-    denom = w.sum(axis=1)
-    ok = denom > 0
-    means = np.sort((w @ values[valid])[ok] / denom[ok])
-    lo = len(means) // 40
-    return score, [float(means[lo]), float(means[len(means) - lo - 1])]
+    sums = denoms = None
+    if counts is not None:
+        sums = counts @ np.where(valid, values, 0.0)
+        denoms = counts @ valid.astype(np.float64)
+    for k in range(values.shape[1]):
+        ok_rows = valid[:, k]
+        if not ok_rows.any():
+            out.append((None, None))
+            continue
+        score = math.fsum(values[ok_rows, k]) / int(ok_rows.sum())
+        if sums is None or denoms is None:
+            out.append((score, None))
+            continue
+        ok = denoms[:, k] > 0
+        means = np.sort(sums[ok, k] / denoms[ok, k])
+        lo = len(means) // 40
+        out.append((score, [float(means[lo]), float(means[len(means) - lo - 1])]))
+    return out
 
 
 def corpus_instance_metrics(
@@ -192,9 +207,9 @@ def score_records(
     plain = [n for n in lat.LATENCY_METRICS if n in wanted]
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     empty = np.full(len(records), np.nan)
-    for name in names:
+    means = _mean_records([per_instance.get(name, empty) for name in names], counts)
+    for name, (score, ci) in zip(names, means, strict=True):
         base = name.removesuffix("_CA")
-        score, ci = _mean_record(per_instance.get(name, empty), counts)
         entry: dict[str, Any] = {
             "score": score,
             "ci95": ci,
