@@ -12,8 +12,9 @@ on a shared machine) are printed, with the ratio SimulEval time / harness time, 
     no intervals (SimulEval computes none). Goal: >= 5x, checked on wall-clock time (PASS/FAIL line);
   - all metrics: `harness score` with everything it computes (adds chrF, TER, YAAL, 1000-resample bootstrap
     intervals for every metric) against the same SimulEval run, which cannot compute more.
-SimulEval runs through its console script beside this interpreter (not a pyenv shim, whose start-up would
-count against SimulEval).
+The all-metrics time is mostly sacrebleu's TER (pure Python shift search, one worker process per core); BLEU and
+chrF statistics are vectorized. SimulEval runs through its console script beside this interpreter (not a pyenv
+shim, whose start-up would count against SimulEval).
 
 Usage: python bench/score_bench.py [--sentences 2000] [--repeat 5]
 """
