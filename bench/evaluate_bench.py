@@ -63,10 +63,28 @@ def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
     return med
 
 
-def bench_batch(submissions: Path, config: Path, dataset: str, tmp: Path) -> dict[str, float]:
+FROZEN = "harness-bench-frozen-base:latest"
+
+
+def freeze(submissions: Path, tmp: Path) -> Path:
+    """Copies of the submissions built FROM a fixed tag of today's base image, so that edits of the harness source
+    during the benchmark (which rebuild harness-base) cannot slip image builds into the timed passes."""
+    from harness.orchestrator.images import DEFAULT_TAG, ensure_base_image
+
+    subprocess.run(["docker", "tag", ensure_base_image(), FROZEN], check=True, capture_output=True)
+    dest = tmp / "frozen-submissions"
+    shutil.copytree(submissions, dest)
+    for dockerfile in dest.glob("*/Dockerfile"):
+        dockerfile.write_text(dockerfile.read_text().replace(f"FROM {DEFAULT_TAG}", f"FROM {FROZEN}"))
+    return dest
+
+
+def bench_batch(submissions: Path, config: Path, dataset: str, tmp: Path, frozen: bool) -> dict[str, float]:
     out = {}
+    if frozen:
+        submissions = freeze(submissions, tmp)
     cmd = [sys.executable, "-m", "harness", "evaluate", str(submissions), "--config", str(config),
-           "--dataset", dataset]
+           "--dataset", dataset, *(["--server-image", FROZEN] if frozen else [])]
     warm = subprocess.run([*cmd, "--output", str(tmp / "warm")], capture_output=True, text=True)
     if warm.returncode != 0:
         raise SystemExit(f"evaluate failed: {warm.stderr.strip()[-500:]}")
@@ -117,13 +135,15 @@ def main() -> int:
     ap.add_argument("--dataset", default="dev")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-overhead", action="store_true", help="only the batch part")
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="build the submissions as they are (FROM harness-base, rebuilt when the source changes)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="harness-bench-"))
     try:
         if not args.skip_overhead:
             report_overhead(bench_overhead(args.repeat, tmp), args.repeat)
         if args.submissions.is_dir() and any(args.submissions.iterdir()):
-            b = bench_batch(args.submissions, args.config, args.dataset, tmp)
+            b = bench_batch(args.submissions, args.config, args.dataset, tmp, frozen=not args.no_freeze)
             print(f"batch: {args.submissions} on {args.dataset}, {b['runs']} run(s), statuses {b['statuses']}")
             for w in (1, 2):
                 key = f"overhead_workers{w}_s"
