@@ -284,6 +284,8 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in done:
                 runs.extend(fut.result())
+            if done:  # the summary so far, so an interrupted batch still leaves one
+                write_summary(opts.config, opts.output, runs)
             progress.render()
     except BaseException:
         opts.stop.set()
@@ -341,6 +343,8 @@ class Progress:
             if changes.get("state") in ("checking", "building") and line["state"] == "queued":
                 line["t0"] = time.monotonic()
             line.update({k: v for k, v in changes.items() if v is not None or k == "note"})
+            final = str(line["state"]).split(" ")[0] in failures.STATUSES
+            line["t_end"] = line.get("t_end") or time.monotonic() if final else None
             if not self.tty and line["printed"] != (line["dataset"], line["state"]):
                 line["printed"] = (line["dataset"], line["state"])
                 self.stream.write(self.format(sub, line) + "\n")
@@ -349,7 +353,7 @@ class Progress:
     def format(self, sub: str, line: dict[str, Any]) -> str:
         counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
         text = (f"{sub:<{self.width}}  {line['dataset']:<6} {line['state']:<18} {counter:>9}  "
-                f"{time.monotonic() - line['t0']:6.1f}s")
+                f"{(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
         if line.get("note"):
             text += f"  {line['note']}"
         return text[:200]
