@@ -84,6 +84,7 @@ def test_results_layout_and_manifest(batch):
     assert run["sacrebleu_signature"].startswith("nrefs:1|") and run["content_key"]
     assert run["isolation"]["cap_drop"] == ["ALL"] and run["isolation"]["read_only_rootfs"]
     assert run["isolation"]["pids_limit"] == 64 and run["isolation"]["network_internal"]
+    assert run["instances"] == {"done": 3, "expected": 3, "by_status": {"ok": 3}}
     for t in ("startup_s", "run_s", "teardown_s"):
         assert run["timings"][t] > 0
     bad = json.loads((out / "bad-yaml" / "manifest.json").read_text())

@@ -16,6 +16,7 @@ import os
 import shutil
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -210,7 +211,8 @@ class SubmissionJob:
             "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
             "attempts": attempt + 1, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
             "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
-            "instances": {"done": result.instances_done, "expected": result.instances_expected},
+            "instances": {"done": result.instances_done, "expected": result.instances_expected,
+                          "by_status": dict(Counter(read_instance_statuses(run_dir / "instances.log").values()))},
             "isolation": result.isolation,
             "timings": {k: round(v, 3) for k, v in result.timings.items()},
             "peak_memory_bytes": result.peak_memory_bytes,
