@@ -1,7 +1,8 @@
 """`harness` command line: a routing table from subcommand to a module in `harness.commands`.
 
 Each command module exposes `HELP: str`, `add_arguments(parser)` and `run(args) -> int`; this file holds no
-logic of its own beyond turning `HarnessError` into one line on stderr.
+logic of its own beyond turning `HarnessError` into one line on stderr. Only the chosen command's module is
+imported (start-up time matters: `harness score` and `harness client` run often, in scripts and containers).
 """
 
 from __future__ import annotations
@@ -14,21 +15,21 @@ from collections.abc import Sequence
 from harness import __version__
 from harness.errors import HarnessError
 
-COMMANDS: tuple[str, ...] = (
-    "evaluate",
-    "leaderboard",
-    "validate",
-    "check",
-    "server",
-    "client",
-    "run",
-    "score",
-    "image",
-)
+COMMANDS: dict[str, str] = {
+    "evaluate": "evaluate every submission in isolated containers and write results (organizers)",
+    "leaderboard": "render the static HTML leaderboard from a results directory",
+    "validate": "run a submission through the organizer's pipeline on the dev set (participants)",
+    "check": "check a submission folder statically",
+    "server": "run the evaluation server for one dataset of a task config",
+    "client": "decode the server's instances with an agent",
+    "run": "evaluate an agent on a dataset in one command (server and client together)",
+    "score": "score an instances.log (the harness's or SimulEval's) and write scores.json",
+    "image": "build the harness base image (air-gapped: from Debian packages)",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with one subparser per command module."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the arguments of every command, or with `only`, of that command alone ("" for none)."""
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Evaluation harness for simultaneous speech and text translation.",
@@ -36,22 +37,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
-        try:
+    for name, summary in COMMANDS.items():
+        sp = sub.add_parser(name, help=summary, description=summary)
+        if only is None or only == name:
             module = importlib.import_module(f"harness.commands.{name}")
-        except ModuleNotFoundError as exc:  # a command whose module is not installed is left out
-            if exc.name != f"harness.commands.{name}":
-                raise
-            continue
-        sp = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(sp)
-        sp.set_defaults(_run=module.run)
+            sp.description = module.HELP
+            module.add_arguments(sp)
+            sp.set_defaults(_run=module.run)
     return parser
+
+
+def _chosen_command(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line, or "" when there is none (e.g. `harness --help`)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else ""
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `harness` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(only=_chosen_command(argv)).parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except HarnessError as exc:

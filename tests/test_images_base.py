@@ -75,6 +75,7 @@ def test_pip_inside_the_image_has_no_index(base_image: str) -> None:
 
 
 def test_registry_probe_without_network(base_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_AIR_GAPPED", raising=False)
     assert images.registry_answers(base_image)  # on the engine already: no pull needed
     monkeypatch.setenv("HARNESS_AIR_GAPPED", "1")
     assert not images.registry_answers(base_image)

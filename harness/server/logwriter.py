@@ -10,6 +10,7 @@ trailing newline, or not JSON) is an interrupted write and is cut off, so that i
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -80,6 +81,7 @@ class LogWriter:
         self.error: str | None = None
         self._thread = threading.Thread(target=self._loop, name="harness-log-writer", daemon=True)
         self._thread.start()
+        atexit.register(self.close)  # a normal exit drains the queue: nothing the server answered is lost
 
     def _loop(self) -> None:
         while True:
@@ -132,3 +134,4 @@ class LogWriter:
             self._cond.notify_all()
         self._thread.join()
         self._file.close()
+        atexit.unregister(self.close)
