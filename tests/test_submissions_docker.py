@@ -69,9 +69,15 @@ def test_build_failure_is_a_build_error_with_log(tmp_path: Path, tags: list[str]
     folder = make(tmp_path, "broken", "FROM scratch\nCOPY hello.txt /\nRUN definitely-not-a-command\n",
                   {"hello.txt": "hi"})
     tags.append("harness-test/broken:1")
+    before = set(all_containers())
     with pytest.raises(BuildError, match=r"Dockerfile: docker build failed: .* \(see .*build.log\)"):
         build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/broken:1")
     assert "Step 3/" in (tmp_path / "build.log").read_text()
+    assert set(all_containers()) <= before, "a failed build must not leave its intermediate container behind"
+
+
+def all_containers() -> list[str]:
+    return subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
 
 
 def test_context_over_the_cap_is_refused_before_building(tmp_path: Path) -> None:

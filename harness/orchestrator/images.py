@@ -327,8 +327,9 @@ def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mod
         (ctx / "wheels" / "harness").mkdir(parents=True)
         shutil.copytree(wh.deps_dir, ctx / "wheels" / "deps")
         shutil.copy2(wh.harness_wheel, ctx / "wheels" / "harness" / wh.harness_wheel.name)
-        cmd = ["docker", "build", "--build-arg", f"BASE={base}", "--label", f"{LABEL_VERSION}={__version__}",
-               "--label", f"{LABEL_DIGEST}={digest}", "--label", f"{LABEL_MODE}={mode}", "-t", tag, str(ctx)]
+        cmd = ["docker", "build", "--force-rm", "--build-arg", f"BASE={base}",
+               "--label", f"{LABEL_VERSION}={__version__}", "--label", f"{LABEL_DIGEST}={digest}",
+               "--label", f"{LABEL_MODE}={mode}", "-t", tag, str(ctx)]
         _run_logged(cmd, log, "docker build of the base image", env=docker_env())
 
 

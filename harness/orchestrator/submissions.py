@@ -386,7 +386,7 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
     if uses_base_image(dockerfile):
         with log.open("a", encoding="utf-8") as f:
             f.write(f"# base image: {images.ensure_base_image()}\n")
-    cmd = ["docker", "build", "-f", rel_dockerfile, "-t", tag, "--label", f"{LABEL_SUBMISSION}={sub.id}",
+    cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, "--label", f"{LABEL_SUBMISSION}={sub.id}",
            "--network", network, "-"]
     with log.open("a", encoding="utf-8") as f:
         f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
