@@ -169,9 +169,11 @@ class Board:
         return [r for r in self.runs if r not in self.scored]
 
     def ranked(self, runs: list[Run]) -> list[Run]:
-        """`runs` best first by the primary quality metric (direction from its definition)."""
+        """`runs` best first by the primary quality metric (direction from its definition); complete runs
+        rank above partial or failed ones, whose scores cover only part of the test set."""
         up = describe(self.primary_quality).higher_is_better is not False
-        return sorted(runs, key=lambda r: (-(r.score(self.primary_quality) or 0.0) if up
+        return sorted(runs, key=lambda r: (r.status != "ok" or r.partial,
+                                           -(r.score(self.primary_quality) or 0.0) if up
                                            else (r.score(self.primary_quality) or 0.0), r.submission))
 
     @property
@@ -203,10 +205,15 @@ class Results:
     task: str
 
 
+UNPLACED = "no valid track"
+
+
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     where = f"{root / 'summary.json'}: runs[{i}]"
     if not isinstance(raw, dict):
         raise HarnessError(f"{where}: expected an object")
+    if raw.get("track") is None and raw.get("status") not in (None, "ok", "partial"):
+        raw = {**raw, "track": UNPLACED}  # e.g. an invalid submission.yaml names no track: listed, not ranked
     for key in ("submission", "track", "dataset", "status"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise HarnessError(f"{where}.{key}: missing or not a string")

@@ -178,3 +178,24 @@ def test_infra_error_is_retried_once(tmp_path):
     assert run["status"] == "infra_error" and run["reason"]
     assert json.loads((out / "victim" / "manifest.json").read_text())["runs"]["dev"]["attempts"] == 2
     assert leftovers(f"harness.pid={proc.pid}") == []
+
+
+def test_leaderboard_renders_the_evaluate_results(batch, tmp_path):
+    """The organizer's two commands in a row: the site shows every run of the real batch with its status."""
+    out, _, _ = batch
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(out), "--output", str(site)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    index = (site / "index.html").read_text(encoding="utf-8")
+    for name in ("good", "crashy", "bad-yaml", "no-build"):
+        assert name in index, name
+    for status in ("partial", "invalid_submission", "build_error"):
+        assert status in index.replace(" ", "_") or status in index, status
+    good = (site / "runs" / "good-dev" / "index.html").read_text(encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text())
+    bleu = by_name(summary)["good"]["scores"]["BLEU"]["score"]
+    assert f"{bleu:.2f}" in good
+    assert "cap_drop" in good or "ALL" in good
+    table = index[index.index('<table class="ranking'):]
+    assert table.index("runs/good-dev/") < table.index("runs/crashy-dev/"), "a partial run ranks below complete ones"
