@@ -1,0 +1,80 @@
+"""A speech submission through `harness evaluate`: real espeak-ng audio reaches the sandboxed client as PCM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import soundfile
+from evaluate_data.support import leftovers, requires_docker
+
+pytestmark = [pytest.mark.docker, requires_docker,
+              pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")]
+
+AGENT = '''
+from harness.client.agent import ReadAction, SpeechAgent, WriteAction
+
+
+class CountSamples(SpeechAgent):
+    """Reads the whole talk, then writes how many samples (and at which rate) it received."""
+
+    def policy(self, states):
+        if not states.source_finished:
+            return ReadAction()
+        return WriteAction(f"{len(states.source)} {states.source_sample_rate}", finished=True)
+'''
+
+SENTENCES = ["Everyone has the right to life.", "No one shall be held in slavery."]
+
+
+def make_task(root: Path) -> Path:
+    audio = root / "audio"
+    audio.mkdir(parents=True)
+    for i, text in enumerate(SENTENCES):
+        subprocess.run(["espeak-ng", "-w", str(audio / f"{i}.raw.wav"), text], check=True, capture_output=True)
+        data, rate = soundfile.read(audio / f"{i}.raw.wav", dtype="int16")
+        soundfile.write(audio / f"{i}.wav", data, rate, subtype="PCM_16")
+    (audio / "dev.list").write_text("".join(f"{i}.wav\n" for i in range(len(SENTENCES))), encoding="utf-8")
+    (audio / "dev.en").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    config = root / "speech.yaml"
+    config.write_text(
+        "task: speech-tests\ntracks:\n  - {name: speech-en-en, modality: speech, source_lang: en, target_lang: en,"
+        " segment_size: 320, quality: [BLEU], latency: [AL, LAAL], primary: {quality: BLEU, latency: LAAL},"
+        " datasets: {dev: {source: audio/dev.list, references: {orig: audio/dev.en}}}}\n"
+        "limits: {cpus: 1, memory: 512m, pids: 64, instance_timeout_s: 30, idle_timeout_s: 10, total_timeout_s: 120}\n",
+        encoding="utf-8")
+    return config
+
+
+def test_speech_submission_receives_every_sample(tmp_path: Path) -> None:
+    config = make_task(tmp_path)
+    sub = tmp_path / "subs" / "counter"
+    sub.mkdir(parents=True)
+    (sub / "agent.py").write_text(AGENT, encoding="utf-8")
+    (sub / "Dockerfile").write_text("FROM harness-base:latest\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
+    (sub / "submission.yaml").write_text(
+        "team: tests\nsystem: counter\ncontact: t@example.org\ntrack: speech-en-en\nkind: primary\n"
+        "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"
+        "command: harness client --server \"$HARNESS_SERVER_URL\" --audio pcm16 --agent agent.py\n", encoding="utf-8")
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
+                           str(config), "--output", str(out), "--dataset", "dev"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads((out / "summary.json").read_text())["runs"][0]
+    assert run["status"] == "ok", run["reason"]
+    records = [json.loads(line) for line in (out / "counter" / "dev" / "instances.log").read_text().splitlines()]
+    assert len(records) == len(SENTENCES)
+    for rec in records:
+        info = soundfile.info(tmp_path / "audio" / f"{rec['index']}.wav")
+        assert rec["prediction"] == f"{info.frames} {info.samplerate}"  # every sample arrived, none invented
+        assert rec["source_length"] == pytest.approx(1000 * info.frames / info.samplerate)
+        assert rec["delays"] == [rec["source_length"]] * 2
+    scores = json.loads((out / "counter" / "dev" / "scores.json").read_text())
+    assert scores["AL"]["unit"] == "ms" and scores["LAAL"]["score"] == pytest.approx(
+        sum(r["source_length"] for r in records) / len(records))
+    assert leftovers("harness=1") == []  # nothing of the run is left behind
