@@ -31,5 +31,5 @@ def test_example_is_a_valid_submission_for_the_demo(name):
 @pytest.mark.parametrize("name", sorted(FROM_TEMPLATE))
 def test_example_files_match_their_template(name):
     template = ROOT / "agent_templates" / FROM_TEMPLATE[name]
-    for f in ("Dockerfile", "agent.py", "apertium_mt.py"):
+    for f in ("Dockerfile", "agent.py"):
         assert (EXAMPLES / name / f).read_bytes() == (template / f).read_bytes(), f"{name}/{f} drifted from {template}"

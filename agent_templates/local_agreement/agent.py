@@ -8,14 +8,9 @@ and the previous one agree (their longest common prefix), beyond what is already
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from apertium_mt import Apertium  # noqa: E402
-
-from harness.client.agent import Action, AgentStates, ReadAction, TextAgent, WriteAction  # noqa: E402
+from harness.baselines.apertium import Apertium
+from harness.client.agent import Action, AgentStates, ReadAction, TextAgent, WriteAction
 
 
 def common_prefix(a: list[str], b: list[str]) -> list[str]:

@@ -6,16 +6,12 @@ harness/client/simuleval_adapter.py. SimulEval pushes one source word before eve
 writes the next word of the translation of the prefix once the source is `--waitk` words ahead.
 """
 
-import sys
-from pathlib import Path
 
 from simuleval.agents import TextToTextAgent
 from simuleval.agents.actions import ReadAction, WriteAction
 from simuleval.utils import entrypoint
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from apertium_mt import Apertium  # noqa: E402
+from harness.baselines.apertium import Apertium
 
 
 @entrypoint

@@ -9,14 +9,9 @@ of the full translation and finish. Apertium runs as one persistent process; ide
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from apertium_mt import Apertium  # noqa: E402
-
-from harness.client.agent import Action, AgentStates, ReadAction, TextAgent, WriteAction  # noqa: E402
+from harness.baselines.apertium import Apertium
+from harness.client.agent import Action, AgentStates, ReadAction, TextAgent, WriteAction
 
 
 class WaitkApertium(TextAgent):

@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from apertium_mt import Apertium  # noqa: E402
-
-from harness.client.agent import Action, AgentStates, ReadAction, SpeechAgent, WriteAction  # noqa: E402
+from harness.baselines.apertium import Apertium
+from harness.client.agent import Action, AgentStates, ReadAction, SpeechAgent, WriteAction
 
 WHISPER_RATE = 16000
 _NORM = re.compile(r"[^\w']+")

@@ -8,14 +8,9 @@ so the scorer reports normalized erasure (NE) beside quality and latency of the 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from apertium_mt import Apertium  # noqa: E402
-
-from harness.client.agent import Action, AgentStates, ReadAction, ReviseAction, TextAgent  # noqa: E402
+from harness.baselines.apertium import Apertium
+from harness.client.agent import Action, AgentStates, ReadAction, ReviseAction, TextAgent
 
 
 class Retranslation(TextAgent):

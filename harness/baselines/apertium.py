@@ -5,8 +5,7 @@ once (the `.mode` file run with `-z`, so every stage flushes at a NUL byte) and 
 a few milliseconds. Identical inputs (the same source prefix asked for twice) are answered from a cache.
 If the persistent pipeline cannot be started or dies, it falls back to one `apertium` process per call.
 
-This file is the shared copy in agent_templates/common/; each template folder holds an identical copy so its
-Docker build context is self-contained (a test checks that the copies do not drift).
+Part of the harness package, hence of the base image: agents import it as `harness.baselines.apertium`.
 """
 
 from __future__ import annotations
