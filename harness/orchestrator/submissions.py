@@ -16,10 +16,10 @@ import stat
 import subprocess
 import tarfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -390,28 +390,37 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
            "--network", network, "-"]
     with log.open("a", encoding="utf-8") as f:
         f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
+    rc = _pipe_into(cmd, lambda stdin: _write_context(scan, stdin), log, timeout_s,
+                    f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})")
+    if rc != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
+
+
+def _pipe_into(cmd: list[str], produce: Callable[[IO[bytes]], None], log: Path, timeout_s: float,
+               timeout_message: str) -> int:
+    """Run a docker command whose stdin `produce` writes, its output appended to `log`; its exit code.
+
+    The command is killed on timeout (BuildError with `timeout_message`) and on any interruption."""
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                                 env=images.docker_env())
         try:
             assert proc.stdin is not None
             try:
-                _write_context(scan, proc.stdin)
+                produce(proc.stdin)
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
-            rc = proc.wait(timeout=timeout_s)
+            return proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise BuildError(f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})") from None
+            raise BuildError(timeout_message) from None
         except BaseException:
             proc.kill()
             proc.wait()
             raise
-    if rc != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-        raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
 
 
 def read_image_tar(path: Path) -> list[dict[str, str]]:
@@ -448,29 +457,12 @@ def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s:
     with log.open("a", encoding="utf-8") as f:
         f.write(f"$ docker load < {tar_path} (tags stripped)\n")
     start = log.stat().st_size
-    with log.open("ab") as out:
-        proc = subprocess.Popen(["docker", "load"], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                                env=images.docker_env())
-        try:
-            assert proc.stdin is not None
-            try:
-                _untagged_copy(tar_path, proc.stdin)
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise BuildError(f"{tar_path}: docker load took longer than {timeout_s:.0f} s") from None
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
+    rc = _pipe_into(["docker", "load"], lambda stdin: _untagged_copy(tar_path, stdin), log, timeout_s,
+                    f"{tar_path}: docker load took longer than {timeout_s:.0f} s")
     with log.open("rb") as f:
         f.seek(start)
         output = f.read().decode("utf-8", "replace")
-    if proc.returncode != 0:
+    if rc != 0:
         raise BuildError(f"{tar_path}: docker load failed: {images.last_line(output)}")
     loaded = list(_loaded_refs(output))
     if not loaded:
