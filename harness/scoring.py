@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
+from harness import __version__, layout
 from harness.errors import HarnessError
 from harness.metrics import latency as lat
 from harness.metrics.quality import QUALITY_METRICS, norm_score, quality_score, resample_counts
@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 LATENCY_UNITS_BY_METRIC = {"AP": "proportion"}
-SCORES_FILE = "scores.json"
 
 
 def reference_sets_of(record: dict[str, Any]) -> dict[str, str]:
@@ -269,15 +268,15 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
 def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
     """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's).
 
-    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own; `drop_half_written=True`
-    skips an interrupted last line (for scoring partial runs) instead of reporting it.
+    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own; `allow_torn=True`
+    leaves out a torn last line (for scoring partial runs) instead of reporting it.
     """
-    from harness.instances_reader import read_instances
+    from harness.runlog import read_instances
 
     log = read_instances(
         path,
         latency_unit=kwargs.pop("latency_unit", None),
-        drop_half_written=kwargs.pop("drop_half_written", False),
+        allow_torn=kwargs.pop("allow_torn", False),
     )
     return score_records(
         log.records,
@@ -290,13 +289,13 @@ def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
 
 def write_scores(path: str | Path, scores: dict[str, Any] | None = None, **kwargs: Any) -> Path:
     """Write scores.json beside the instances.log at `path` (scoring it unless `scores` is given); its path."""
-    from harness.instances_reader import resolve_log_path
+    from harness.runlog import resolve_log_path
 
     log_path = resolve_log_path(path)
     if scores is None:
         scores = score_path(log_path, **kwargs)
-    target = log_path.parent / SCORES_FILE
-    tmp = target.with_name(f".{SCORES_FILE}.{os.getpid()}.tmp")
+    target = layout.RunDir(log_path.parent).scores
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(scores, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, target)
     return target

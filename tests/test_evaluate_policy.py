@@ -13,7 +13,8 @@ from evaluate_data.support import CONFIG
 from harness.config import load_config
 from harness.orchestrator import failures, manifest
 from harness.orchestrator.evaluate import Progress
-from harness.orchestrator.run import data_paths, read_instance_statuses
+from harness.orchestrator.run import data_paths
+from harness.runlog import read_statuses
 from harness.orchestrator.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
 
 
@@ -87,7 +88,7 @@ def test_resume_key_is_content_not_name(tmp_path):
 def test_torn_last_line_is_not_an_instance(tmp_path):
     log = tmp_path / "instances.log"
     log.write_text('{"index": 0, "status": "ok"}\n{"index": 1, "status": "timeout"}\n{"index": 2, "sta')
-    assert read_instance_statuses(log) == {0: "ok", 1: "timeout"}
+    assert read_statuses(log) == {0: "ok", 1: "timeout"}
 
 
 def test_progress_lines():

@@ -23,7 +23,7 @@ import pytest
 import soundfile as sf
 
 from harness import __version__
-from harness.instances_reader import validate_record
+from harness.runlog.reader import validate_record
 from harness.metrics.stability import final_token_delays
 from harness.scoring import add_norm_scores, score_records
 

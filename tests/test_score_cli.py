@@ -99,8 +99,8 @@ def test_char_unit_keeps_spaces_for_bleu() -> None:
     "lines,end,message",
     [
         (["{\"index\": 0"], "\n", ":1: not a JSON line"),
-        ([json.dumps(_rec(0)), json.dumps(_rec(1))[:-5]], "", ":2: half-written last line"),
-        ([json.dumps(_rec(0)), json.dumps(_rec(1))], "", ":2: half-written last line (no trailing newline)"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(1))[:-5]], "", ":2: torn last line"),
+        ([json.dumps(_rec(0)), json.dumps(_rec(1))], "", ":2: torn last line (interrupted write)"),
         ([json.dumps(_rec(0, delays=[2, 1, 3]))], "\n", ":1: delays decrease at position 1"),
         ([json.dumps(_rec(0, delays=[1, 2, 9]))], "\n", ":1: delay 2 (9) is beyond the source length (3)"),
         ([json.dumps(_rec(0)), json.dumps(_rec(1, reference=None, references=None))], "\n", ":2: no reference"),
@@ -133,5 +133,5 @@ def test_score_path_matches_records(tmp_path) -> None:
 
 def test_partial_runs_can_drop_a_half_written_last_line(tmp_path) -> None:
     log = _write(tmp_path, [json.dumps(_rec(0)), json.dumps(_rec(1))[:-7]], "")
-    scores = score_path(log, bootstrap=1, drop_half_written=True)
+    scores = score_path(log, bootstrap=1, allow_torn=True)
     assert scores["counts"]["instances"] == 1

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import LogFormatError
-from harness.instances_reader import _all_valid, _read_careful, read_instances, validate_record
+from harness.runlog.reader import _all_valid, _read_careful, read_instances, validate_record
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
 

@@ -11,7 +11,7 @@ from harness.client.connection import InProcessConnection
 from harness.errors import HarnessError
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
-from harness.server.logwriter import LogWriter, read_finished
+from harness.runlog import LogWriter, scan
 from tests.test_server_api import make_text_task
 
 
@@ -40,18 +40,24 @@ def test_resume_drops_a_torn_last_line_and_redoes_that_instance(tmp_path: Path) 
     assert records[1]["prediction"] == "hola"
 
 
-def test_a_complete_line_without_newline_or_garbage_last_line_is_torn(tmp_path: Path) -> None:
+def test_one_torn_line_rule_a_garbage_line_is_an_error_wherever_it_is(tmp_path: Path) -> None:
     log = tmp_path / "instances.log"
     good = json.dumps({"index": 0, "prediction": "a"}) + "\n"
-    log.write_text(good + json.dumps({"index": 1, "prediction": "b"}))
-    records, size = read_finished(log)
-    assert list(records) == [0] and size == len(good)
-    log.write_text(good + "{not json\n")
-    records, size = read_finished(log)
-    assert list(records) == [0] and size == len(good)
+    log.write_text(good + json.dumps({"index": 1, "prediction": "b"}))  # complete JSON, but no newline: torn
+    found = scan(log)
+    assert list(found.statuses) == [0] and found.valid_bytes == len(good) and found.torn
+    log.write_text(good + '{"index": 1, "predic')
+    found = scan(log)
+    assert list(found.statuses) == [0] and found.torn
+    log.write_text(good + "{not json\n")  # a newline was written: not an interrupted write
+    with pytest.raises(HarnessError, match="line|:2: not a JSON line"):
+        scan(log)
+    log.write_bytes(good.encode() + b"\0" * 64)  # NUL bytes are garbage, not a torn record
+    with pytest.raises(HarnessError, match=":2: not a JSON line"):
+        scan(log)
     log.write_text(good + "{not json\n" + good)
-    with pytest.raises(HarnessError, match="line 2"):
-        read_finished(log)
+    with pytest.raises(HarnessError, match=":2: not a JSON line"):
+        scan(log)
 
 
 def test_existing_log_needs_resume_or_overwrite(tmp_path: Path) -> None:

@@ -23,14 +23,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
+from harness import __version__, layout
 from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError, SubmissionError
 from harness.orchestrator import failures, manifest
-from harness.orchestrator.run import RunInterrupted, RunSpec, count_instances, execute_run, read_instance_statuses
-
-SUMMARY_FILE = "summary.json"
-RUN_FILE = "run.json"
+from harness.orchestrator.run import RunInterrupted, RunSpec, count_instances, execute_run
+from harness.runlog import read_statuses
 
 
 @dataclass
@@ -77,8 +75,8 @@ def score_run(run_dir: Path, track: Any, partial: bool) -> dict[str, Any] | None
     """Score what the run logged (None when nothing was logged); writes scores.json."""
     from harness.scoring import score_path, write_scores
 
-    log = run_dir / "instances.log"
-    if not read_instance_statuses(log):
+    log = layout.RunDir(run_dir).instances_log
+    if not read_statuses(log):
         return None
     scores = score_path(log, tokenizer=track.tokenizer, computation_aware=track.computation_aware)
     if isinstance(scores.get("info"), dict):
@@ -127,7 +125,7 @@ class SubmissionJob:
             line = f"{type(exc).__name__}: {exc}".splitlines()[0]
             return self._fail_all(self.man.get("submission_yaml") or {}, failures.Outcome(failures.INFRA_ERROR, line))
         finally:
-            manifest.write_manifest(self.out / manifest.MANIFEST_FILE, self.man)
+            manifest.write_manifest(layout.SubmissionDir(self.out).manifest, self.man)
 
     def _evaluate(self, load_submission: Callable[..., Any], build: Callable[..., Any]) -> list[dict[str, Any]]:
         cfg = self.opts.config
@@ -145,7 +143,7 @@ class SubmissionJob:
         self.progress.update(self.sub_id, state="building")
         t0 = time.monotonic()
         try:
-            info = build(sub, self.out / "build.log", network=self.opts.build_network)
+            info = build(sub, layout.SubmissionDir(self.out).build_log, network=self.opts.build_network)
         except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
             self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
             line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -170,8 +168,9 @@ class SubmissionJob:
         ds = track.dataset(ds_name)
         hashes = manifest.dataset_hashes(ds, track.modality)
         key = manifest.content_key(info.digest, cfg, track.name, ds_name, hashes)
-        run_dir = self.out / ds_name
-        prev = _read_json(run_dir / RUN_FILE) if self.opts.resume else None
+        run = layout.SubmissionDir(self.out).run(ds_name)
+        run_dir = run.path
+        prev = _read_json(run.run_meta) if self.opts.resume else None
         entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
@@ -179,7 +178,7 @@ class SubmissionJob:
         expected = count_instances(cfg, track.name, ds_name)
         if prev and prev.get("content_key") == key and prev.get("finished"):
             outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
-            scores = _read_json(run_dir / "scores.json") if (run_dir / "scores.json").exists() else None
+            scores = _read_json(run.scores) if run.scores.exists() else None
             entry.update(prev.get("manifest") or {}, resumed=True)
             self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                                  done=expected, total=expected)
@@ -187,11 +186,11 @@ class SubmissionJob:
         if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(run_dir / RUN_FILE, {"content_key": key, "finished": False})
+        _write_json(run.run_meta, {"content_key": key, "finished": False})
         attempt = 0
         while True:
             self.progress.update(self.sub_id, dataset=ds_name, state="starting" if attempt == 0 else "retrying",
-                                 done=len(read_instance_statuses(run_dir / "instances.log")), total=expected)
+                                 done=len(read_statuses(run.instances_log)), total=expected)
             spec = RunSpec(submission_image=info.id, command=sub.command, config=cfg, track=track.name,
                            dataset=ds_name, out_dir=run_dir.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory)
@@ -212,7 +211,7 @@ class SubmissionJob:
             "attempts": attempt + 1, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
             "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
             "instances": {"done": result.instances_done, "expected": result.instances_expected,
-                          "by_status": dict(Counter(read_instance_statuses(run_dir / "instances.log").values()))},
+                          "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
             "isolation": result.isolation,
             "timings": {k: round(v, 3) for k, v in result.timings.items()},
             "peak_memory_bytes": result.peak_memory_bytes,
@@ -222,7 +221,7 @@ class SubmissionJob:
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
             entry["sacrebleu_signature"] = scores["BLEU"]["signature"]
         entry.update(run_manifest)
-        _write_json(run_dir / RUN_FILE, {"content_key": key, "finished": True, "status": outcome.status,
+        _write_json(run.run_meta, {"content_key": key, "finished": True, "status": outcome.status,
                                          "reason": outcome.reason, "partial": outcome.partial,
                                          "manifest": entry})
         self.progress.update(self.sub_id, dataset=ds_name, state=outcome.status, note=outcome.reason,
@@ -242,7 +241,7 @@ def _add_norm_scores(runs: list[dict[str, Any]], config: TaskConfig, output: Pat
             b = base.get(r["dataset"])
             if r["track"] == track.name and r["scores"] and b is not None:
                 add_norm_scores(r["scores"], b["scores"], track.baseline)
-                write_scores(output / r["submission"] / r["dataset"] / "instances.log", r["scores"])
+                write_scores(layout.ResultsDir(output).run(r["submission"], r["dataset"]).instances_log, r["scores"])
 
 
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
@@ -250,7 +249,7 @@ def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) 
     summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
                "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}
-    path = output / SUMMARY_FILE
+    path = layout.ResultsDir(output).summary
     _write_json(path, summary)
     return path
 
@@ -301,7 +300,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     progress.close()
     _add_norm_scores(runs, opts.config, opts.output)
     write_summary(opts.config, opts.output, runs)
-    return json.loads((opts.output / SUMMARY_FILE).read_text(encoding="utf-8"))
+    return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
 
 
 def load_options(submissions_dir: Path, config_path: Path, output: Path, datasets: list[str], workers: int,

@@ -20,8 +20,6 @@ from typing import Any
 from harness import __version__
 from harness.config import Dataset, TaskConfig
 
-MANIFEST_FILE = "manifest.json"
-
 
 def sha256_file(path: Path) -> str:
     """Hex SHA-256 of a file's bytes."""

@@ -11,7 +11,6 @@ out-of-memory flag read back, the isolation flags read back from `docker inspect
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -21,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.config import TaskConfig
 from harness.orchestrator import failures, network
 from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, participant_user
+from harness.runlog import read_statuses
 
 SERVER_PORT = 8000
 SERVER_READY_TIMEOUT_S = 60.0
@@ -84,23 +85,6 @@ def count_instances(config: TaskConfig, track: str, dataset: str) -> int:
     ds = config.track(track).dataset(dataset)
     with open(ds.source, encoding="utf-8") as f:
         return sum(1 for line in f if line.strip())
-
-
-def read_instance_statuses(log: Path) -> dict[int, str]:
-    """index → status of every complete line of an instances.log (a half-written last line is ignored)."""
-    out: dict[int, str] = {}
-    if not log.is_file():
-        return out
-    with open(log, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            try:
-                rec = json.loads(line)
-                out[int(rec["index"])] = str(rec.get("status") or "ok")
-            except (ValueError, KeyError, TypeError):
-                continue
-    return out
 
 
 def data_paths(config: TaskConfig) -> list[Path]:
@@ -247,7 +231,8 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
     stop = stop or threading.Event()
     spec.out_dir.mkdir(parents=True, exist_ok=True)
     expected = count_instances(spec.config, spec.track, spec.dataset)
-    log_path = spec.out_dir / "instances.log"
+    run_dir = layout.RunDir(spec.out_dir)
+    log_path = run_dir.instances_log
     limits = spec.config.limits
     policy = SandboxPolicy.from_limits(limits)
     api = docker_api()
@@ -278,7 +263,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         )
         created.append(server["Id"])
         api.start(server["Id"])
-        server_pump = _LogPump(api, server["Id"], spec.out_dir / "server.log", SERVER_LOG_MAX_BYTES)
+        server_pump = _LogPump(api, server["Id"], run_dir.server_log, SERVER_LOG_MAX_BYTES)
         server_pump.start()
         probe = api.exec_create(server["Id"], ["python3", "-c", _PROBE.format(port=SERVER_PORT,
                                                                               timeout=SERVER_READY_TIMEOUT_S)])
@@ -308,9 +293,9 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         probe_thread.join(SERVER_READY_TIMEOUT_S + 10)
         if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
             server_pump.join(2)
-            raise failures.InfraError(f"server not healthy: {_tail(spec.out_dir / 'server.log')}")
+            raise failures.InfraError(f"server not healthy: {_tail(run_dir.server_log)}")
         timings["server_ready_s"] = time.monotonic() - t0
-        client_pump = _LogPump(api, part["Id"], spec.out_dir / "client.log", limits.client_log_max_bytes)
+        client_pump = _LogPump(api, part["Id"], run_dir.client_log, limits.client_log_max_bytes)
         api.start(part["Id"])
         t_run = time.monotonic()
         timings["startup_s"] = t_run - t0
@@ -336,8 +321,8 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         server_state = api.inspect_container(server["Id"])["State"]
         if not server_state.get("Running"):
             raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
-                                      f"{_tail(spec.out_dir / 'server.log')}")
-        statuses = read_instance_statuses(log_path)
+                                      f"{_tail(run_dir.server_log)}")
+        statuses = read_statuses(log_path)
         result.instances_done = len(statuses)
         timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
         result.outcome = failures.classify_run(
@@ -361,7 +346,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         timings["teardown_s"] = time.monotonic() - t_down
         timings["total_s"] = time.monotonic() - t0
         result.window = (wall0, time.time())
-        result.instances_done = len(read_instance_statuses(log_path))
+        result.instances_done = len(read_statuses(log_path))
 
 
 def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Event, t_run: float, expected: int,
@@ -390,7 +375,7 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
         if size != last_size:
             last_size, last_progress = size, now
             if on_progress:
-                on_progress(len(read_instance_statuses(log_path)), expected)
+                on_progress(len(read_statuses(log_path)), expected)
         activity = max(last_progress, server_pump.last_activity)
         timed_out = None
         if now - t_run > limits.total_timeout_s:

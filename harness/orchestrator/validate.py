@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from harness.orchestrator import failures
-from harness.orchestrator.run import count_instances, read_instance_statuses
+from harness.orchestrator.run import count_instances
+from harness.runlog import read_records, read_statuses
 
 STARTUP_WARN_S = 60.0
 MEMORY_WARN_FRACTION = 0.9
@@ -111,9 +113,9 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
     if first_instance_s is None:
         return None
     try:
-        first = json.loads((run_dir / "instances.log").read_text(encoding="utf-8").splitlines()[0])
+        first = read_records(layout.RunDir(run_dir).instances_log)[0]
         wall = float((first.get("timing") or {}).get("wall_s") or 0.0)
-    except (OSError, ValueError, IndexError):
+    except (HarnessError, ValueError, TypeError, IndexError):
         wall = 0.0
     return max(0.0, first_instance_s - wall)
 
@@ -129,7 +131,7 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
     summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
     rec = summary["runs"][0]
-    man = json.loads((output / folder.name / "manifest.json").read_text(encoding="utf-8"))
+    man = json.loads(layout.ResultsDir(output).submission(folder.name).manifest.read_text(encoding="utf-8"))
     run = man["runs"].get(dataset, {})
     instances = run.get("instances") or {}
     report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
@@ -181,7 +183,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
 
     sub = load_submission(folder)
     track = config.track(sub.track)
-    run_dir = output / sub.id / dataset
+    run = layout.ResultsDir(output).run(sub.id, dataset)
+    run_dir = run.path
     run_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -189,7 +192,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
     server = subprocess.Popen(
         [sys.executable, "-m", "harness", "server", "--config", str(config.path), "--track", track.name,
          "--dataset", dataset, "--port", str(port), "--output", str(run_dir), "--host", "127.0.0.1",
-         "--overwrite"], stdout=subprocess.DEVNULL, stderr=open(run_dir / "server.log", "wb"))  # noqa: SIM115
+         "--overwrite"], stdout=subprocess.DEVNULL, stderr=open(run.server_log, "wb"))  # noqa: SIM115
     client: subprocess.Popen[bytes] | None = None
     timed_out = None
     try:
@@ -198,7 +201,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
                "SERVER_PORT": str(port)}
         client = subprocess.Popen(list(sub.command), cwd=folder, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, start_new_session=True)
-        pump = threading.Thread(target=_pump, args=(client.stdout, run_dir / "client.log",
+        pump = threading.Thread(target=_pump, args=(client.stdout, run.client_log,
                                                      limits.client_log_max_bytes), daemon=True)
         pump.start()
         t0 = last = time.monotonic()
@@ -207,7 +210,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
         while client.poll() is None:
             time.sleep(0.1)
             now = time.monotonic()
-            log = run_dir / "instances.log"
+            log = run.instances_log
             new = log.stat().st_size if log.exists() else 0
             if new != size:
                 size, last = new, now
@@ -229,7 +232,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    statuses = read_instance_statuses(run_dir / "instances.log")
+    statuses = read_statuses(run.instances_log)
     expected = count_instances(config, track.name, dataset)
     outcome = failures.classify_run(exit_code=client.returncode if client else None, oom_killed=False,
                                     timed_out=timed_out, instance_statuses=statuses.values(), expected=expected)

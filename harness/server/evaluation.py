@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.config import Limits, Track
 from harness.protocol import PROTOCOL_VERSION, ProtocolError, StepRequest, StepResponse
-from harness.server.logwriter import LogWriter
+from harness.runlog import LogWriter
 from harness.server.session import TIMEOUT, Session, SpeechSource, TextSource
 
 MAX_COMPAT_SEGMENT_MS = 60_000

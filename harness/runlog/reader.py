@@ -1,8 +1,8 @@
-"""Read and validate an instances.log: the harness's own, or one written by SimulEval 1.1.4 (beside config.yaml).
+"""Strict reader of an instances.log (for scoring): the harness's own, or SimulEval 1.1.4's (beside config.yaml).
 
-Every problem is reported as one `LogFormatError` line naming the file and line: a missing file, a half-written
-or unreadable line, a missing field, delays that decrease or go beyond the source length, a line without
-references.
+Every problem is reported as one `LogFormatError` line naming the file and line: a missing file, a torn or
+unreadable line, a missing field, delays that decrease or go beyond the source length, a line without
+references. A torn last line (see `harness.runlog.torn`) is an error unless the caller allows it (partial runs).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.errors import LogFormatError
+from harness.runlog.torn import is_torn_tail
 
 __all__ = ["RunLog", "read_instances", "resolve_log_path", "validate_record", "record_latency_unit"]
 
@@ -38,9 +40,7 @@ class RunLog:
 
 def resolve_log_path(path: str | Path) -> Path:
     """The instances.log named by `path` (a run directory or the log itself)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "instances.log"
+    p = layout.log_path(path)
     if not p.is_file():
         raise LogFormatError(f"{p}: no such file")
     return p
@@ -138,15 +138,15 @@ def validate_record(rec: Any, where: str) -> str | None:
     return None
 
 
-def _parse_fast(raw: bytes, drop_half_written: bool) -> list[Any] | None:
+def _parse_fast(raw: bytes, allow_torn: bool) -> list[Any] | None:
     """Every non-blank line parsed as exactly `json.loads` would, in C; None if any line needs the careful path."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
     lines = text.split("\n")
-    if lines[-1].strip():  # half-written last line
-        if not drop_half_written:
+    if lines[-1].strip():  # a last line without its newline
+        if not (allow_torn and is_torn_tail(lines[-1])):
             return None
         lines.pop()
     lines = [s for s in (line.strip(" \t\r") for line in lines) if s]
@@ -223,7 +223,7 @@ def _all_valid(recs: list[Any]) -> bool:
     return set(map(type, units)) <= {str, type(None)} and set(units) <= {None, *LATENCY_UNITS}
 
 
-def _read_careful(log_path: Path, raw: bytes, drop_half_written: bool) -> list[dict[str, Any]]:
+def _read_careful(log_path: Path, raw: bytes, allow_torn: bool) -> list[dict[str, Any]]:
     """Parse and validate line by line, raising a `LogFormatError` that names the first bad line."""
     lines = raw.split(b"\n")
     records: list[dict[str, Any]] = []
@@ -232,17 +232,16 @@ def _read_careful(log_path: Path, raw: bytes, drop_half_written: bool) -> list[d
         if not line.strip():
             continue
         where = f"{log_path}:{lineno}"
-        half_written = lineno == len(lines)  # the file does not end with a newline
-        if half_written and drop_half_written:
-            break
+        if lineno == len(lines) and is_torn_tail(line):  # the file does not end with a newline
+            if allow_torn:
+                break
+            raise LogFormatError(f"{where}: torn last line (interrupted write); rerun or resume")
         try:
             rec = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            if half_written:
-                raise LogFormatError(f"{where}: half-written last line (interrupted write), rerun or resume") from None
             raise LogFormatError(f"{where}: not a JSON line") from None
-        if half_written:  # docs/formats.md: a last line without its newline is an interrupted write
-            raise LogFormatError(f"{where}: half-written last line (no trailing newline), rerun or resume")
+        if lineno == len(lines):
+            raise LogFormatError(f"{where}: last line has no newline")
         reason = validate_record(rec, where)
         if reason:
             raise LogFormatError(f"{where}: {reason}")
@@ -253,11 +252,12 @@ def _read_careful(log_path: Path, raw: bytes, drop_half_written: bool) -> list[d
     return records
 
 
-def read_instances(path: str | Path, latency_unit: str | None = None, drop_half_written: bool = False) -> RunLog:
+def read_instances(path: str | Path, latency_unit: str | None = None, allow_torn: bool = False) -> RunLog:
     """Read and validate every line of the instances.log at `path` (a run directory or a file).
 
     `latency_unit` overrides what the log and its config.yaml say (SimulEval logs do not record it: `word` for
     text sources, `ms` for speech; pass `char` for SimulEval runs evaluated with `--eval-latency-unit char`).
+    `allow_torn` leaves out a torn last line (scoring a partial run) instead of reporting it.
     """
     log_path = resolve_log_path(path)
     config = _read_config(log_path)
@@ -265,13 +265,13 @@ def read_instances(path: str | Path, latency_unit: str | None = None, drop_half_
         raw = log_path.read_bytes()
     except OSError as exc:
         raise LogFormatError(f"{log_path}: cannot read ({exc.strerror})") from None
-    records = _parse_fast(raw, drop_half_written)
+    records = _parse_fast(raw, allow_torn)
     try:
         fast_ok = records is not None and _all_valid(records)
     except TypeError:  # e.g. an unhashable value where a string belongs: let the careful path name the line
         fast_ok = False
     if not fast_ok:
-        records = _read_careful(log_path, raw, drop_half_written)
+        records = _read_careful(log_path, raw, allow_torn)
     if not records:
         raise LogFormatError(f"{log_path}: no instances")
     source_type = config.get("source_type")

@@ -4,8 +4,8 @@ One background thread writes each record (one write call per line), flushes and 
 never waits on the disk; records that arrive during an fsync share the next one. A record still queued when
 the process is killed is simply missing from the log, and resume decodes that instance again.
 
-On resume the existing log is read back: complete lines count as finished instances; a torn last line (no
-trailing newline, or not JSON) is an interrupted write and is cut off, so that instance is decoded again.
+On resume the existing log is read back (`harness.runlog.live.scan`): complete lines count as finished instances;
+a torn last line is an interrupted write and is cut off, so that instance is decoded again.
 """
 
 from __future__ import annotations
@@ -17,36 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-
-LOG_NAME = "instances.log"
-
-
-def read_finished(path: Path) -> tuple[dict[int, dict[str, Any]], int]:
-    """Records of a log by index, and the byte length of its valid part (a torn last line is excluded).
-
-    The last line is torn when it has no trailing newline or is not a JSON record; any other bad line is an
-    error naming the file and line.
-    """
-    records: dict[int, dict[str, Any]] = {}
-    data = Path(path).read_bytes()
-    lines = data.split(b"\n")  # the final element is b"" when the file ends with a newline
-    good = 0
-    for lineno, raw in enumerate(lines, 1):
-        is_last = lineno >= len(lines) - 1 and not any(rest.strip() for rest in lines[lineno:])
-        if lineno == len(lines):  # text after the final newline: a line without its newline
-            break
-        try:
-            rec = json.loads(raw)
-            if not isinstance(rec, dict) or not isinstance(rec.get("index"), int) or isinstance(rec["index"], bool):
-                raise ValueError("not an instance record")
-        except ValueError:
-            if is_last:
-                break
-            raise HarnessError(f"{path}: line {lineno}: not a valid instance record; cannot resume") from None
-        records[rec["index"]] = rec
-        good += len(raw) + 1
-    return records, good
+from harness import layout
+from harness.errors import HarnessError, LogFormatError
+from harness.runlog.live import scan
 
 
 class LogWriter:
@@ -54,7 +27,7 @@ class LogWriter:
 
     def __init__(self, output: Path, resume: bool = False, overwrite: bool = False) -> None:
         self.output = Path(output)
-        self.path = self.output / LOG_NAME
+        self.path = layout.RunDir(self.output).instances_log
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self.records: dict[int, dict[str, Any]] = {}
@@ -65,7 +38,11 @@ class LogWriter:
             raise HarnessError(f"{self.output}: cannot create output folder: {exc.strerror}") from None
         exists = self.path.exists() and self.path.stat().st_size > 0
         if exists and resume:
-            self.records, good = read_finished(self.path)
+            try:
+                found = scan(self.path, keep_records=True)
+            except LogFormatError as exc:
+                raise HarnessError(f"{exc}; cannot resume") from None
+            self.records, good = found.records, found.valid_bytes
             if good != self.path.stat().st_size:
                 self.torn = True
                 with open(self.path, "r+b") as f:

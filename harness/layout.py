@@ -1,0 +1,117 @@
+"""Every artifact's name and place: the one module that knows how a run folder and a results folder look.
+
+```
+RESULTS/summary.json                          every submission × dataset × metric, with status
+RESULTS/significance/<track>/<dataset>.json   paired bootstrap of every run against the best one (scoring stage)
+RESULTS/<submission>/manifest.json            image digest, versions, hashes, isolation flags, hardware, timings
+RESULTS/<submission>/build.log
+RESULTS/<submission>/<dataset>/               one run folder (below)
+
+RUN/instances.log          one JSON line per finished instance (harness.runlog owns reading and writing it)
+RUN/scores.json            corpus scores with signatures and intervals
+RUN/instance_scores.jsonl  per-instance latency metrics, one line per instance (scoring stage)
+RUN/run.json               what the run is (track, dataset, hashes, resume key) and how it ended
+RUN/client.log, RUN/server.log
+```
+
+Other modules ask here for paths and never spell a file name themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTANCES_LOG = "instances.log"
+SCORES = "scores.json"
+INSTANCE_SCORES = "instance_scores.jsonl"
+RUN_META = "run.json"
+CLIENT_LOG = "client.log"
+SERVER_LOG = "server.log"
+MANIFEST = "manifest.json"
+BUILD_LOG = "build.log"
+SUMMARY = "summary.json"
+SIGNIFICANCE_DIR = "significance"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """The folder of one run (one submission × one dataset, or one `harness run`/`harness server`)."""
+
+    path: Path
+
+    @property
+    def instances_log(self) -> Path:
+        return self.path / INSTANCES_LOG
+
+    @property
+    def scores(self) -> Path:
+        return self.path / SCORES
+
+    @property
+    def instance_scores(self) -> Path:
+        return self.path / INSTANCE_SCORES
+
+    @property
+    def run_meta(self) -> Path:
+        return self.path / RUN_META
+
+    @property
+    def client_log(self) -> Path:
+        return self.path / CLIENT_LOG
+
+    @property
+    def server_log(self) -> Path:
+        return self.path / SERVER_LOG
+
+
+@dataclass(frozen=True)
+class SubmissionDir:
+    """`RESULTS/<submission>/`: the manifest, the build log and one run folder per dataset."""
+
+    path: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def build_log(self) -> Path:
+        return self.path / BUILD_LOG
+
+    def run(self, dataset: str) -> RunDir:
+        return RunDir(self.path / dataset)
+
+
+@dataclass(frozen=True)
+class ResultsDir:
+    """`RESULTS/`, the output of `harness evaluate` and the input of `harness leaderboard`."""
+
+    path: Path
+
+    @property
+    def summary(self) -> Path:
+        return self.path / SUMMARY
+
+    def submission(self, submission_id: str) -> SubmissionDir:
+        return SubmissionDir(self.path / submission_id)
+
+    def run(self, submission_id: str, dataset: str) -> RunDir:
+        return self.submission(submission_id).run(dataset)
+
+    def significance(self, track: str, dataset: str) -> Path:
+        return self.path / SIGNIFICANCE_DIR / track / f"{dataset}.json"
+
+
+def run_dir(path: str | Path) -> RunDir:
+    """The run folder named by `path`: the folder itself, or the folder of an instances.log given directly."""
+    p = Path(path)
+    if p.name == INSTANCES_LOG or p.is_file():
+        return RunDir(p.parent)
+    return RunDir(p)
+
+
+def log_path(path: str | Path) -> Path:
+    """The instances.log named by `path`: a run folder or any log file itself (SimulEval's included)."""
+    p = Path(path)
+    return p / INSTANCES_LOG if p.is_dir() else p
