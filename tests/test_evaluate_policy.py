@@ -14,8 +14,8 @@ from harness.config import load_config
 from harness.orchestrator import failures, manifest
 from harness.orchestrator.evaluate import Progress
 from harness.orchestrator.run import data_paths
-from harness.runlog import read_statuses
 from harness.orchestrator.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
+from harness.runlog import read_statuses
 
 
 def classify(**kw):

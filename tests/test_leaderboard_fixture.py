@@ -23,8 +23,8 @@ import pytest
 import soundfile as sf
 
 from harness import __version__
-from harness.runlog.reader import validate_record
 from harness.metrics.stability import final_token_delays
+from harness.runlog.reader import validate_record
 from harness.scoring import add_norm_scores, score_records
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ import pytest
 from harness.client.connection import InProcessConnection
 from harness.errors import HarnessError
 from harness.protocol import StepRequest
-from harness.server.evaluation import open_evaluation
 from harness.runlog import LogWriter, scan
+from harness.server.evaluation import open_evaluation
 from tests.test_server_api import make_text_task
 
 

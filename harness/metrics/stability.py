@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from harness.units import split_units
+
 __all__ = ["tokens", "normalized_erasure", "corpus_normalized_erasure", "final_token_delays"]
 
 
 def tokens(text: str, unit: str = "word") -> list[str]:
-    """Target tokens of `text`: whitespace words, or non-space characters for the `char` unit."""
-    if unit == "char":
-        return [c for c in text if not c.isspace()]
-    return text.split()
+    """Target tokens of `text` (`harness.units.split_units`)."""
+    return split_units(text, unit)
 
 
 def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:

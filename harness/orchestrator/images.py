@@ -35,7 +35,8 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.orchestrator import wheelhouse
 
-DEFAULT_TAG = "harness-base:latest"
+#: the base image tag; `HARNESS_BASE_TAG` overrides it (e.g. to keep parallel checkouts from sharing one image)
+DEFAULT_TAG = os.environ.get("HARNESS_BASE_TAG") or "harness-base:latest"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
 SUITE = "bookworm"
 INCLUDE = ("python3", "python3-venv")

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness import layout
 from harness.config import TaskConfig
-from harness.orchestrator import failures, network
+from harness.orchestrator import failures, images, network
 from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, participant_user
 from harness.runlog import read_statuses
 
@@ -55,7 +55,7 @@ class RunSpec:
     track: str
     dataset: str
     out_dir: Path
-    server_image: str = "harness-base:latest"
+    server_image: str = field(default_factory=lambda: images.DEFAULT_TAG)
     image_user: str | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     collect_peak_memory: bool = False

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.protocol import ProtocolError, StepRequest, StepResponse
+from harness.units import join_units, split_units
 
 OPEN, OK, TIMEOUT, ERROR, VIOLATION = "open", "ok", "timeout", "error", "protocol_violation"
 MAX_PAST_END_READS = 10_000  # reads after the end of the source before the instance is ended as a violation
@@ -80,17 +81,6 @@ class SpeechSource:
 
     def close(self) -> None:
         self.stream.close()
-
-
-def split_units(text: str, unit: str) -> list[str]:
-    """Target tokens for latency: words, or characters without spaces (SimulEval's `char`)."""
-    if unit == "char":
-        return list(text.replace(" ", "").strip())
-    return text.split()
-
-
-def join_units(tokens: list[str], unit: str) -> str:
-    return "".join(tokens) if unit == "char" else " ".join(tokens)
 
 
 class Session:
