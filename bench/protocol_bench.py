@@ -159,7 +159,7 @@ def start_server(cfg: Path, out: Path) -> tuple[subprocess.Popen, str]:
 
 
 def harness_text_run(cfg: Path, out: Path, transport: str) -> dict:
-    from harness.server.app import score_evaluation
+    from harness.scoring import score_path
 
     steps: list[float] = []
     agent = EchoWait1()
@@ -168,8 +168,8 @@ def harness_text_run(cfg: Path, out: Path, transport: str) -> dict:
         t0 = time.perf_counter()
         summary = run_instances(lambda: Timed(InProcessConnection(ev), steps), agent, ev.pending())
         wall = time.perf_counter() - t0
-        scores = score_evaluation(ev)
         ev.close()
+        scores = score_path(ev.writer.path)
         records = [json.loads(x) for x in (out / "instances.log").read_text().splitlines()]
         return {"actions": summary.actions, "wall_s": wall, "steps": steps, "scores": scores, "records": records}
     proc, url = start_server(cfg, out)

@@ -59,6 +59,11 @@ class Track:
     computation_aware: bool = True
     baseline: str | None = None
 
+    @property
+    def is_speech(self) -> bool:
+        """Whether the source is audio (the one place that asks "is this speech?")."""
+        return self.modality == "speech"
+
     def dataset(self, name: str) -> Dataset:
         """The dataset called `name`, or a ConfigError listing the ones that exist."""
         if name not in self.datasets:
@@ -80,6 +85,13 @@ class Limits:
     total_timeout_s: float = 3600.0
     client_log_max_bytes: int = 1_000_000
     max_body_bytes: int = 1_000_000
+    max_hypothesis_chars: int = 20_000
+    """Cap on one instance's hypothesis (and on the total of its revisions, times `REVISION_BUDGET`).
+
+    20,000 characters is over 40x the longest sentence-level reference of the bundled data and of IWSLT test
+    sets (a few hundred characters); the server raises it to 10x the dataset's longest reference, so long-form
+    references never hit it. Past it the instance ends as `protocol_violation` with the text truncated.
+    """
 
 
 @dataclass(frozen=True)
@@ -221,7 +233,7 @@ def _limits(r: _Reader, raw: Any) -> Limits:
     else:
         gpus_t = tuple(str(g) for g in gpus)
     known = {"cpus", "memory", "pids", "shm_size", "gpus", "instance_timeout_s", "idle_timeout_s",
-             "total_timeout_s", "client_log_max_bytes", "max_body_bytes"}
+             "total_timeout_s", "client_log_max_bytes", "max_body_bytes", "max_hypothesis_chars"}
     for key in m:
         if key not in known:
             raise r.fail(f"limits.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -236,6 +248,7 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
+        max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),
     )
 
 

@@ -17,6 +17,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from tornado.web import HTTPError
+
 PROTOCOL_VERSION = 1
 EOS = "</s>"  # end of stream in both directions of the 2020 compatibility API
 AUDIO_FORMATS = ("json", "pcm16")
@@ -27,12 +29,19 @@ JSON_TYPE = "application/json"
 PCM_TYPE = "application/octet-stream"
 
 
-class ProtocolError(ValueError):
-    """A message breaks the protocol; the text is one line that is sent back to the client."""
+class ProtocolError(HTTPError, ValueError):
+    """A message breaks the protocol; the text is one line that is sent back to the client.
+
+    An `HTTPError`, so tornado hands it to the handler's `write_error` with its status; `str()` is the message.
+    """
 
     def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
+        super().__init__(status)
+        self.message = message
         self.status = status
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True, slots=True)

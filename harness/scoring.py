@@ -48,9 +48,10 @@ def _is_speech(record: dict[str, Any], latency_unit: str) -> bool:
 
 
 def _elapsed(record: dict[str, Any]) -> list[float] | None:
-    """The record's elapsed times, or None where there are none (SimulEval writes zeros for text sources)."""
+    """The record's elapsed times, or None where there are none (SimulEval writes zeros for text sources;
+    the harness's own records, which carry `timing`, always time their writes: zeros there are values)."""
     el = record.get("elapsed")
-    if not el or len(el) != len(record.get("delays") or []) or not any(el):  # any(): some value is not 0
+    if not el or len(el) != len(record.get("delays") or []) or not (any(el) or "timing" in record):
         return None
     return el
 

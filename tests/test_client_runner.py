@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from harness.client.connection import InProcessConnection
-from harness.client.joint import joint_run, loopback_server
 from harness.client.loader import load_agent_class
 from harness.client.options import select_instances
 from harness.client.runner import run_instances
 from harness.errors import HarnessError
+from harness.joint import joint_run, loopback_server
 from harness.server.evaluation import open_evaluation
 from tests.test_server_api import make_text_task
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.client.connection import HTTPConnection
-from harness.client.joint import loopback_server
+from harness.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
 from tests.test_server_api import make_text_task

@@ -13,7 +13,7 @@ import pytest
 import soundfile
 
 from harness.client.connection import HTTPConnection, InProcessConnection, WebSocketConnection
-from harness.client.joint import loopback_server
+from harness.joint import loopback_server
 from harness.protocol import StepRequest, pcm16_to_floats
 from harness.server.evaluation import open_evaluation
 
@@ -42,7 +42,7 @@ tracks:
 
 
 def test_pcm_and_json_segments_carry_the_same_samples_and_ms_delays(tmp_path: Path) -> None:
-    cfg = make_speech_task(tmp_path, [1.0])
+    cfg = make_speech_task(tmp_path, [1.0, 1.0])
     original, rate = soundfile.read(tmp_path / "a0.wav", dtype="float32")
     ev = open_evaluation(cfg, "dev", tmp_path / "out")
     with loopback_server(ev) as url:
@@ -59,14 +59,14 @@ def test_pcm_and_json_segments_carry_the_same_samples_and_ms_delays(tmp_path: Pa
             assert r.sample_rate == rate and r.position == len(original)
             np.testing.assert_allclose(got, original, atol=1e-4)
             conn.close()
-        conn = InProcessConnection(ev)
-        conn.step(0, StepRequest(read=True, start=True))
-        conn.step(0, StepRequest(write="uno", read=True))
-        conn.step(0, StepRequest(write="dos", finished=True))
+        conn = InProcessConnection(ev)  # a fresh instance: instance 0 was served whole, and stays served
+        conn.step(1, StepRequest(read=True, start=True))
+        conn.step(1, StepRequest(write="uno", read=True))
+        conn.step(1, StepRequest(write="dos", finished=True))
     rec = ev.records()[0]
     ev.close()
-    assert rec["delays"] == [320.0, 640.0] and rec["source_length"] == 1000.0
-    assert rec["source"] == [str(tmp_path / "a0.wav")] and rec["latency_unit"] == "ms"
+    assert rec["index"] == 1 and rec["delays"] == [320.0, 640.0] and rec["source_length"] == 1000.0
+    assert rec["source"] == [str(tmp_path / "a1.wav")] and rec["latency_unit"] == "ms"
 
 
 def test_last_segment_is_shorter_and_flags_the_end(tmp_path: Path) -> None:

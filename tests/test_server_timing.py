@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.client.connection import HTTPConnection, InProcessConnection, ServerRefused
-from harness.client.joint import loopback_server
+from harness.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
 from tests.test_server_api import make_text_task

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.client.agent import Agent, AgentStates, ReviseAction, WriteAction
-from harness.client.connection import Connection, ServerRefused, ServerUnreachable
+from harness.client.connection import Connection, ServerRefused
 from harness.protocol import EOS, StepRequest, StepResponse, pcm16_to_floats
 
 
@@ -146,10 +146,7 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
             t.join()
     summary.seconds = time.perf_counter() - t0
     if fatal:
-        exc = fatal[0]
-        if isinstance(exc, (ServerUnreachable, ServerRefused)):
-            raise exc
-        raise exc
+        raise fatal[0]
     return summary
 
 

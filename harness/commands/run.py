@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from harness.client.joint import joint_run
     from harness.client.options import parse_agent
+    from harness.joint import joint_run
 
     agent = parse_agent(args)
     summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,

@@ -21,10 +21,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    import sys
+    from functools import partial
 
+    from harness.scoring import score_path, write_scores
     from harness.server.app import serve
     from harness.server.evaluation import open_evaluation
 
     evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite)
-    return serve(evaluation, args.host, args.port, Path(args.output), exit_when_done=args.exit_when_done)
+    track = evaluation.track
+    options = {"tokenizer": track.tokenizer, "computation_aware": track.computation_aware}
+    evaluation.scorer = partial(score_path, **options)  # GET /result scores the log file
+
+    def score_file() -> None:
+        """Once every instance is logged: score the log file (after it is synced) into scores.json."""
+        try:
+            evaluation.writer.sync()
+            path = write_scores(evaluation.writer.path, **options)
+            print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
+                  file=sys.stderr, flush=True)
+        except Exception as exc:  # the run log is the result; a scoring failure is reported, never fatal
+            print(f"harness server: scoring failed: {exc}", file=sys.stderr, flush=True)
+
+    evaluation.on_done.append(score_file)
+    return serve(evaluation, args.host, args.port, exit_when_done=args.exit_when_done)

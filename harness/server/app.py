@@ -1,14 +1,22 @@
-"""The tornado application (a routing table) and the server's life cycle: listen, time out, score, stop."""
+"""The tornado application (a routing table) and the server's life cycle: bind, listen, time out, stop.
+
+The server records; it does not score. Whoever builds the `Evaluation` decides what happens when it is done
+(`Evaluation.on_done`) and how `GET /result` scores (`Evaluation.scorer`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
+import tornado.httpserver
+import tornado.ioloop
+import tornado.netutil
 import tornado.web
 
+from harness.errors import HarnessError
 from harness.server.evaluation import Evaluation
 from harness.server.handlers import (
     CompatHypoHandler,
@@ -30,7 +38,8 @@ def _log_request(handler: tornado.web.RequestHandler) -> None:
     """Access log: only refused requests, one line each (a line per action would cost more than the action)."""
     status = handler.get_status()
     if status >= 400:
-        log.warning("%d %s %s: %s", status, handler.request.method, handler.request.uri[:120], handler._reason)
+        log.warning("%d %s %s: %s", status, handler.request.method, handler.request.uri[:120],
+                    getattr(handler, "refusal", ""))
 
 
 def make_app(evaluation: Evaluation) -> tornado.web.Application:
@@ -58,72 +67,57 @@ def make_app(evaluation: Evaluation) -> tornado.web.Application:
     )
 
 
-def score_evaluation(evaluation: Evaluation) -> dict[str, Any]:
-    """Scores of the logged instances (harness.scoring)."""
-    from harness.scoring import score_records
+def listen(evaluation: Evaluation, host: str, port: int) -> tuple[tornado.httpserver.HTTPServer, int]:
+    """Build the HTTP server of `evaluation` and bind it to `host:port` (0: a free port); (server, bound port).
 
-    track = evaluation.track
-    return score_records(evaluation.records(), latency_unit=track.latency_unit, tokenizer=track.tokenizer,
-                         computation_aware=track.computation_aware, speech=evaluation.speech,
-                         source=str(evaluation.writer.path))
+    Call it inside a running event loop. The one server set-up, used by `harness server` and by joint mode's
+    loopback server alike.
+    """
+    cap = evaluation.limits.max_body_bytes
+    server = tornado.httpserver.HTTPServer(make_app(evaluation), max_body_size=cap + 1_048_576,
+                                           idle_connection_timeout=3600)
+    try:
+        sockets = tornado.netutil.bind_sockets(port, address=host or None)
+    except OSError as exc:
+        raise HarnessError(f"cannot listen on {host or '*'}:{port}: {exc.strerror}") from None
+    server.add_sockets(sockets)
+    return server, sockets[0].getsockname()[1]
 
 
-def write_scores(evaluation: Evaluation) -> Path:
-    """Score the log and write scores.json beside it."""
-    from harness.scoring import write_scores as write
+async def run_server(evaluation: Evaluation, host: str, port: int, stop: asyncio.Event,
+                     on_listening: Any = None) -> None:
+    """Serve until `stop` is set, ending idle or overlong instances on the way; `on_listening(port)` once bound."""
+    server, bound = listen(evaluation, host, port)
+    period = max(100, int(1000 * min(1.0, evaluation.limits.idle_timeout_s / 4)))
+    checker = tornado.ioloop.PeriodicCallback(evaluation.check_timeouts, period)
+    checker.start()
+    if on_listening is not None:
+        on_listening(bound)
+    try:
+        await stop.wait()
+    finally:
+        checker.stop()
+        server.stop()
 
-    return write(evaluation.writer.path, scores=score_evaluation(evaluation))
 
-
-def serve(evaluation: Evaluation, host: str, port: int, output: Path, exit_when_done: bool = False,
-          quiet: bool = False) -> int:
+def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = False) -> int:
     """Run the server until interrupted (or until every instance is logged, with `exit_when_done`)."""
-    import asyncio
-
-    import tornado.httpserver
-    import tornado.ioloop
-    import tornado.netutil
-
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
 
     async def main() -> None:
-        app = make_app(evaluation)
-        cap = evaluation.limits.max_body_bytes
-        server = tornado.httpserver.HTTPServer(app, max_body_size=cap + 1_048_576, idle_connection_timeout=3600)
-        try:
-            sockets = tornado.netutil.bind_sockets(port, address=host or None)
-        except OSError as exc:
-            from harness.errors import HarnessError
-
-            raise HarnessError(f"cannot listen on {host or '*'}:{port}: {exc.strerror}") from None
-        server.add_sockets(sockets)
-        bound = sockets[0].getsockname()[1]
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        if exit_when_done:
+            evaluation.on_done.append(lambda: loop.call_soon_threadsafe(stop.set))
+            if evaluation.is_done():
+                stop.set()
 
-        def finished() -> None:
-            try:
-                path = write_scores(evaluation)
-                print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
-                      file=sys.stderr, flush=True)
-            except Exception as exc:  # scoring is not the server's job to survive; report it and go on
-                print(f"harness server: scoring failed: {exc}", file=sys.stderr, flush=True)
-            if exit_when_done:
-                loop.call_soon_threadsafe(stop.set)
-
-        evaluation.on_done.append(finished)
-        period = max(100, int(1000 * min(1.0, evaluation.limits.idle_timeout_s / 4)))
-        checker = tornado.ioloop.PeriodicCallback(evaluation.check_timeouts, period)
-        checker.start()
-        if not quiet:
+        def listening(bound: int) -> None:
             print(f"harness server: listening on http://{host or '0.0.0.0'}:{bound} "
                   f"({evaluation.track.name}/{evaluation.dataset_name}, {len(evaluation.pending())} pending)",
                   file=sys.stderr, flush=True)
-        if evaluation.is_done() and exit_when_done:
-            stop.set()
-        await stop.wait()
-        checker.stop()
-        server.stop()
+
+        await run_server(evaluation, host, port, stop, listening)
 
     try:
         asyncio.run(main())

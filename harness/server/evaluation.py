@@ -1,7 +1,8 @@
 """The evaluation of one dataset: sessions by instance, timeouts, and the durable log.
 
 Transport-free: the tornado handlers and the in-process runner both call `step`, so both are timed and
-logged the same way. Thread-safe (one lock; the work under it is short).
+logged the same way. Thread-safe (one lock; the work under it is short). The evaluation records; it does not
+score: the layer that builds it may inject a `scorer` (log file → scores) for the 2020 `GET /result`.
 """
 
 from __future__ import annotations
@@ -18,20 +19,24 @@ from harness.runlog import LogWriter
 from harness.server.session import TIMEOUT, Session, SpeechSource, TextSource
 
 MAX_COMPAT_SEGMENT_MS = 60_000
+Scorer = Callable[[Path], dict[str, Any]]
 
 
 class Evaluation:
     """Serves one dataset of one track and records every finished instance."""
 
     def __init__(self, track: Track, dataset_name: str, dataset: Any, writer: LogWriter, limits: Limits,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, scorer: Scorer | None = None) -> None:
         self.track = track
         self.dataset_name = dataset_name
         self.dataset = dataset
         self.writer = writer
         self.limits = limits
         self.clock = clock
+        self.scorer = scorer
+        self.max_hypothesis_chars = max(limits.max_hypothesis_chars, 10 * _longest_reference(dataset))
         self.sessions: dict[int, Session] = {}
+        self.retired: dict[int, Session] = {}  # the last dropped attempt of an instance (what it served)
         self.finished: set[int] = writer.finished() & set(range(len(dataset)))
         self._lock = threading.RLock()
         self._done = threading.Event()
@@ -42,7 +47,7 @@ class Evaluation:
     # -- information ----------------------------------------------------------------------------------------
     @property
     def speech(self) -> bool:
-        return self.track.modality == "speech"
+        return self.track.is_speech
 
     @property
     def latency_unit(self) -> str:
@@ -81,13 +86,17 @@ class Evaluation:
 
     def _open(self, index: int, now: float) -> Session:
         old = self.sessions.pop(index, None)
-        if old is not None and not old.finished:
-            old.source.close()
+        if old is not None:
+            old.retire()
+        else:
+            old = self.retired.pop(index, None)
         if self.speech:
             source: TextSource | SpeechSource = SpeechSource(self.dataset.open(index), self.track.segment_size)
         else:
             source = TextSource(self.dataset.words(index))
-        session = Session(index, source, self.track.latency_unit, now)
+        session = Session(index, source, self.track.latency_unit, now, self.max_hypothesis_chars)
+        if old is not None:
+            session.inherit(old)
         self.sessions[index] = session
         return session
 
@@ -115,6 +124,8 @@ class Evaluation:
                 response = session.step(req, segment_ms)
             except ProtocolError:
                 session.depart(self.clock())
+                if session.finished:
+                    self._record(session)
                 raise
             if session.finished:
                 self._record(session)
@@ -140,6 +151,7 @@ class Evaluation:
         self.writer.write(rec)
         self.finished.add(session.index)
         self.sessions.pop(session.index, None)
+        self.retired.pop(session.index, None)
         if self.is_done() and not self._done.is_set():
             self._done.set()
             for callback in list(self.on_done):
@@ -163,14 +175,23 @@ class Evaluation:
                 self._expire(session, now)
 
     def reset_unfinished(self) -> None:
-        """Drop every unfinished session (the 2020 `POST /`); finished instances stay logged."""
+        """Drop every unfinished attempt (the 2020 `POST /`); finished instances stay logged, and what was
+        served stays served (the next attempt at an instance inherits it, see `Session.inherit`)."""
         with self._lock:
-            for session in self.sessions.values():
-                session.source.close()
+            for index, session in self.sessions.items():
+                session.retire()
+                self.retired[index] = session
             self.sessions.clear()
 
     def records(self) -> list[dict[str, Any]]:
         return self.writer.all_records()
+
+    def scores(self) -> dict[str, Any]:
+        """Scores of the log file (written and synced first), by the injected scorer; ProtocolError without one."""
+        if self.scorer is None:
+            raise ProtocolError("this server does not score (no scorer configured)", 501)
+        self.writer.sync()
+        return self.scorer(self.writer.path)
 
     def close(self) -> None:
         with self._lock:
@@ -178,6 +199,11 @@ class Evaluation:
                 session.source.close()
             self.sessions.clear()
             self.writer.close()
+
+
+def _longest_reference(dataset: Any) -> int:
+    """Characters of the longest reference of the dataset (any reference set)."""
+    return max((len(t) for i in range(len(dataset)) for t in dataset.reference_texts(i).values()), default=0)
 
 
 def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Path, track_name: str | None = None,

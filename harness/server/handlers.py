@@ -14,6 +14,7 @@ from typing import Any
 
 import tornado.web
 import tornado.websocket
+from tornado import httputil
 
 from harness import __version__
 from harness.protocol import (
@@ -28,6 +29,7 @@ from harness.protocol import (
     parse_step,
 )
 from harness.server.evaluation import MAX_COMPAT_SEGMENT_MS, Evaluation
+from harness.server.session import Session
 
 _clock = time.monotonic
 
@@ -37,8 +39,9 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line[:limit]
 
 
-class BaseHandler(tornado.web.RequestHandler):
-    """Common parts: JSON answers, one-line 4xx reasons, no ETag, no Server header."""
+class EvaluationMixin:
+    """What every handler shares, plain HTTP and WebSocket alike: the evaluation, the body cap, no Server
+    header, and `answer`, the one place that stamps a step's departure before its answer leaves."""
 
     evaluation: Evaluation
     max_body: int
@@ -48,7 +51,21 @@ class BaseHandler(tornado.web.RequestHandler):
         self.max_body = max_body
 
     def set_default_headers(self) -> None:
-        self.clear_header("Server")
+        self.clear_header("Server")  # type: ignore[attr-defined]
+
+    def answer(self, session: Session, payload: bytes | str, binary: bool = False) -> None:
+        """Stamp the departure of `session`'s step, then hand `payload` to the socket."""
+        self.evaluation.depart(session, _clock())
+        self.send_payload(payload, binary)
+
+    def send_payload(self, payload: bytes | str, binary: bool) -> None:
+        raise NotImplementedError
+
+
+class BaseHandler(EvaluationMixin, tornado.web.RequestHandler):
+    """Plain HTTP: JSON answers, `ProtocolError`s (HTTPErrors) as one-line JSON 4xx bodies, no ETag."""
+
+    refusal = ""  # the one-line reason of a refused request (for the access log)
 
     def compute_etag(self) -> None:
         return None
@@ -64,23 +81,22 @@ class BaseHandler(tornado.web.RequestHandler):
         self.set_header("Content-Type", JSON_TYPE)
         self.finish(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
-    def _handle_request_exception(self, e: BaseException) -> None:
-        if isinstance(e, ProtocolError):
-            self.fail(e.status, str(e))
-            return
-        super()._handle_request_exception(e)
-
-    def fail(self, status: int, message: str) -> None:
-        if self._finished:
-            return
-        self.clear()
-        self.set_status(status, reason=_one_line(message, 120) or None)
-        self.set_header("Content-Type", JSON_TYPE)
-        self.finish(json.dumps(error_body(_one_line(message), status)))
+    def send_payload(self, payload: bytes | str, binary: bool) -> None:
+        if payload:
+            self.set_header("Content-Type", PCM_TYPE if binary else JSON_TYPE)
+        self.finish(payload)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, ProtocolError):
+            message = str(exc)
+        elif isinstance(exc, tornado.web.HTTPError) and exc.log_message:
+            message = exc.log_message % exc.args if exc.args else exc.log_message
+        else:
+            message = httputil.responses.get(status_code, "error")
+        self.refusal = _one_line(message, 120)
         self.set_header("Content-Type", JSON_TYPE)
-        self.finish(json.dumps(error_body(_one_line(self._reason), status_code)))
+        self.finish(json.dumps(error_body(_one_line(message), status_code)))
 
     def require_json(self) -> Any:
         ctype = self.request.headers.get("Content-Type", "")
@@ -146,22 +162,14 @@ class StepHandler(BaseHandler):
         _, req = parse_step(self.require_json())
         ev = self.evaluation
         session = ev.begin(_parse_index(raw_index), req, self.t_arrive)
-        response = ev.apply(session, req)
-        payload, binary = encode_response(response, req)
-        self.set_header("Content-Type", PCM_TYPE if binary else JSON_TYPE)
-        ev.depart(session, _clock())
-        self.finish(payload)
+        self.answer(session, *encode_response(ev.apply(session, req), req))
 
 
-class StreamHandler(tornado.websocket.WebSocketHandler):
+class StreamHandler(EvaluationMixin, tornado.websocket.WebSocketHandler):
     """`GET /v1/stream`: a persistent WebSocket; each text message is a step with an `index`."""
 
-    def initialize(self, evaluation: Evaluation, max_body: int) -> None:
-        self.evaluation = evaluation
-        self.max_body = max_body
-
-    def set_default_headers(self) -> None:
-        self.clear_header("Server")
+    def send_payload(self, payload: bytes | str, binary: bool) -> None:
+        self.write_message(payload, binary=binary)
 
     def on_message(self, message: str | bytes) -> None:
         t_arrive = _clock()
@@ -177,9 +185,7 @@ class StreamHandler(tornado.websocket.WebSocketHandler):
         except ProtocolError as exc:
             self.write_message(json.dumps(error_body(_one_line(str(exc)), exc.status)))
             return
-        payload, binary = encode_response(response, req)
-        ev.depart(session, _clock())
-        self.write_message(payload, binary=binary)
+        self.answer(session, *encode_response(response, req))
 
 
 # -- 2020 compatibility API ---------------------------------------------------------------------------------
@@ -210,19 +216,32 @@ class CompatSourceHandler(BaseHandler):
         response = ev.apply(session, req, seg_ms if ev.speech else None)
         segment = EOS if response.segment is None or response.segment == [] else response.segment
         body = {"sent_id": sent_id, "segment_id": int(before), "segment": segment}
-        self.set_header("Content-Type", JSON_TYPE)
-        ev.depart(session, _clock())
-        self.finish(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        self.answer(session, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
+@tornado.web.stream_request_body
 class CompatHypoHandler(BaseHandler):
-    """`PUT /hypo?sent_id=`: detokenized words appended to the hypothesis; `</s>` ends the sentence."""
+    """`PUT /hypo?sent_id=`: detokenized words appended to the hypothesis; `</s>` ends the sentence.
+
+    The body is text whatever its Content-Type: it is streamed in raw (capped at `max_body`), so tornado never
+    parses a form body into arguments.
+    """
+
+    def prepare(self) -> None:
+        self.body = bytearray()
+
+    def data_received(self, chunk: bytes) -> None:
+        if len(self.body) <= self.max_body:
+            self.body += chunk[: self.max_body + 1 - len(self.body)]
 
     def put(self) -> None:
+        t_arrive = _clock()
+        if len(self.body) > self.max_body:
+            raise ProtocolError(f"request body exceeds the cap of {self.max_body} bytes", 413)
         ev = self.evaluation
         sent_id = self.query_int("sent_id")
         try:
-            text = self.request.body.decode("utf-8")
+            text = self.body.decode("utf-8")
         except UnicodeDecodeError:
             raise ProtocolError("body is not UTF-8") from None
         tokens = text.split()
@@ -230,20 +249,17 @@ class CompatHypoHandler(BaseHandler):
         if finished:
             tokens = tokens[: tokens.index(EOS)]
         req = StepRequest(write=" ".join(tokens), finished=finished)
-        session = ev.begin(ev.check_index(sent_id), req, self.t_arrive)
+        session = ev.begin(ev.check_index(sent_id), req, t_arrive)
         ev.apply(session, req)
-        ev.depart(session, _clock())
-        self.finish()
+        self.answer(session, b"")
 
 
 class CompatResultHandler(BaseHandler):
-    """`GET /result`: the scores of the finished instances (all of them must be finished)."""
+    """`GET /result`: the scores of the log (every instance must be finished; scored by the injected scorer)."""
 
     def get(self) -> None:
         ev = self.evaluation
         pending = ev.pending()
         if pending:
             raise ProtocolError(f"{len(pending)} instance(s) not finished yet (first: {pending[0]})", 409)
-        from harness.server.app import score_evaluation
-
-        self.send_json(score_evaluation(ev))
+        self.send_json(ev.scores())

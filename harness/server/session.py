@@ -5,6 +5,14 @@ The client's time is the sum of the gaps between an answer leaving and the next 
 the first source segment served; the server's own processing (`t_depart - t_arrive`) is never counted. A write
 is stamped with `delay` (source consumed before the write: words, or ms of audio) and the computation-aware
 `elapsed` = delay + client time in ms (SimulEval's definition, minus the server's processing).
+
+Served source is never un-served. A new attempt at an instance (a native step with `start`, or the 2020 `POST /`
+reset) serves the source again from its beginning, but it inherits the old attempt's clocks and its high-water
+mark of source served (`floor`): every write's delay is at least the source served so far for the instance,
+across attempts. A write before any source of the instance was read ends it as `protocol_violation` (the write
+is refused, nothing is kept). A hypothesis longer than the cap ends it as `protocol_violation` too, the text
+truncated to the cap and the record flagged `"truncated": true`; re-translation revisions share a total budget
+of `REVISION_BUDGET` times the cap, so the server keeps at most that much of a participant's output.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from harness.units import join_units, split_units
 
 OPEN, OK, TIMEOUT, ERROR, VIOLATION = "open", "ok", "timeout", "error", "protocol_violation"
 MAX_PAST_END_READS = 10_000  # reads after the end of the source before the instance is ended as a violation
+REVISION_BUDGET = 50  # all revisions of one instance together: at most this many times the hypothesis cap
 
 
 class TextSource:
@@ -86,8 +95,14 @@ class SpeechSource:
 class Session:
     """Server-side state of one instance. Not thread-safe by itself: the `Evaluation` serialises calls."""
 
-    def __init__(self, index: int, source: TextSource | SpeechSource, target_unit: str, now: float) -> None:
+    def __init__(self, index: int, source: TextSource | SpeechSource, target_unit: str, now: float,
+                 max_chars: int = 20_000) -> None:
         self.index = index
+        self.max_chars = max_chars
+        self.floor = 0.0  # source served by earlier attempts at this instance
+        self.hypothesis_chars = 0
+        self.written_chars = 0
+        self.truncated = False
         self.source = source
         self.target_unit = target_unit
         self.status = OPEN
@@ -121,9 +136,44 @@ class Session:
         self.busy_since = None
         self.last_depart = t
 
+    def inherit(self, old: Session) -> None:
+        """Continue after an earlier attempt `old`: its served source, its clocks and its age carry over."""
+        self.floor = old.served()
+        self.clock_started = old.clock_started
+        self.client_ms = old.client_ms
+        self.server_s = old.server_s
+        self.created = old.created
+        self.last_depart = old.last_depart
+
+    def served(self) -> float:
+        """Source served so far for this instance, across attempts (words, or ms of audio)."""
+        return max(self.floor, self.source.delay())
+
+    def retire(self) -> None:
+        """Drop this attempt (a reset): remember what it served, free its source and its hypothesis."""
+        self.floor = self.served()
+        self.source.close()
+        self.tokens, self.delays, self.elapsed, self.writes = [], [], [], []
+
     # -- actions --------------------------------------------------------------------------------------------
+    def _fit(self, text: str, revise: bool) -> str:
+        """`text` cut to what the caps leave (flags the session as truncated when it had to cut)."""
+        room = min(self.max_chars - (0 if revise else self.hypothesis_chars),
+                   self.max_chars * REVISION_BUDGET - self.written_chars)
+        if len(text) > room:
+            self.truncated = True
+            text = text[: max(0, room)]
+        self.written_chars += len(text)
+        self.hypothesis_chars = len(text) if revise else self.hypothesis_chars + len(text)
+        return text
+
     def write(self, text: str, revise: bool) -> None:
-        delay = self.source.delay()
+        if not self.clock_started and text.strip():
+            self.end(VIOLATION, "wrote before reading any source")
+            raise ProtocolError(f"instance {self.index}: write before any source was read "
+                                f"(an instance is started by a read); ended as {VIOLATION}", 409)
+        text = self._fit(text, revise)
+        delay = self.served()
         elapsed = delay + self.client_ms
         if revise:
             self.revised = True
@@ -144,6 +194,9 @@ class Session:
             raise ProtocolError(f"instance {self.index} already finished (status {self.status})", 409)
         if req.write or req.revise:
             self.write(req.write, req.revise)
+            if self.truncated:
+                self.end(VIOLATION, f"hypothesis longer than {self.max_chars} characters (truncated)")
+                return self._response(None)
         if req.error is not None:
             self.end(ERROR, req.error.splitlines()[0][:500] if req.error.strip() else "agent error")
             return self._response(None)
@@ -215,6 +268,8 @@ class Session:
         )
         if revisions is not None:
             rec["revisions"] = revisions
+        if self.truncated:
+            rec["truncated"] = True
         end = self.ended if self.ended is not None else time.monotonic()
         rec.update(
             status=self.status,

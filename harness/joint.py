@@ -1,4 +1,8 @@
-"""Joint mode: an evaluation and a client in one process — in-process calls, or a loopback server thread."""
+"""Joint mode (`harness run`): an evaluation and a client in one process, above both.
+
+In-process calls by default, or the server's own HTTP set-up (`server.app.run_server`) on a loopback port in a
+background thread. Scores are computed once, from the log file, after the run.
+"""
 
 from __future__ import annotations
 
@@ -13,50 +17,50 @@ from harness.client.agent import Agent
 from harness.client.connection import Connection, InProcessConnection, connect
 from harness.client.options import select_instances
 from harness.client.runner import RunSummary, agent_info_check, run_instances
+from harness.server.app import run_server
 from harness.server.evaluation import Evaluation, open_evaluation
 
 
 @contextmanager
 def loopback_server(evaluation: Evaluation) -> Iterator[str]:
     """Serve `evaluation` on 127.0.0.1 (a free port) from a background thread; yields its URL."""
-    import tornado.httpserver
-    import tornado.netutil
-
-    from harness.server.app import make_app
-
     ready = threading.Event()
     state: dict[str, Any] = {}
 
-    def serve() -> None:
+    def thread_main() -> None:
         async def main() -> None:
-            sockets = tornado.netutil.bind_sockets(0, address="127.0.0.1")
-            server = tornado.httpserver.HTTPServer(make_app(evaluation),
-                                                   max_body_size=evaluation.limits.max_body_bytes + 1_048_576)
-            server.add_sockets(sockets)
-            state["port"] = sockets[0].getsockname()[1]
             state["loop"] = asyncio.get_running_loop()
             state["stop"] = asyncio.Event()
+
+            def listening(port: int) -> None:
+                state["port"] = port
+                ready.set()
+
+            await run_server(evaluation, "127.0.0.1", 0, state["stop"], listening)
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # reported by the waiting thread
+            state["error"] = exc
             ready.set()
-            await state["stop"].wait()
-            server.stop()
 
-        asyncio.run(main())
-
-    thread = threading.Thread(target=serve, name="harness-loopback-server", daemon=True)
+    thread = threading.Thread(target=thread_main, name="harness-loopback-server", daemon=True)
     thread.start()
-    ready.wait(10)
+    ready.wait()
+    if "error" in state:
+        raise state["error"]
     try:
         yield f"http://127.0.0.1:{state['port']}"
     finally:
         state["loop"].call_soon_threadsafe(state["stop"].set)
-        thread.join(5)
+        thread.join()
 
 
 def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent, track: str | None = None,
               resume: bool = False, overwrite: bool = False, transport: str = "inprocess", num_workers: int = 1,
               instances: str | None = None, progress: bool = False) -> tuple[RunSummary, Path]:
-    """Decode every pending instance with `agent`, then write scores.json; (summary, scores path)."""
-    from harness.server.app import write_scores
+    """Decode every pending instance with `agent`, then score the log file into scores.json; (summary, its path)."""
+    from harness.scoring import write_scores
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite)
     try:
@@ -72,7 +76,8 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
                     return connect(url, transport)
 
                 summary = run_instances(make, agent, indices, num_workers, audio="pcm16", progress=progress)
-        scores = write_scores(evaluation)
     finally:
         evaluation.close()
-    return summary, scores
+    track = evaluation.track
+    return summary, write_scores(evaluation.writer.path, tokenizer=track.tokenizer,
+                                 computation_aware=track.computation_aware)
