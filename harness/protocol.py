@@ -50,7 +50,8 @@ class StepRequest:
 
     `write` is appended to the hypothesis, or replaces it when `revise` is true (re-translation). `read` asks
     for the next source segment after the write. `finished` ends the instance (no read). `start` opens the
-    instance afresh, discarding unfinished progress of an earlier attempt. `error` ends the instance with
+    instance afresh, discarding the hypothesis of an unfinished earlier attempt (what that attempt was served
+    stays served: later writes are delayed by at least as much). `error` ends the instance with
     status `error` (the agent failed on this instance). `audio` picks the encoding of speech segments.
     """
 
