@@ -2,7 +2,8 @@
 
 Every handler is small: parse and validate the request, call the `Evaluation`, serialise. Bad requests get a
 4xx with a one-line JSON reason (`{"error": ..., "status": ...}`); the session clock is stamped on arrival
-(`prepare`) and on departure (just before the answer is handed to the socket).
+(`prepare`, or once the streamed body of `PUT /hypo` is in) and on departure (`answer`, just before the answer is
+handed to the socket). Refusals are `ProtocolError`s, tornado `HTTPError`s that `write_error` turns into JSON.
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ class StreamHandler(EvaluationMixin, tornado.websocket.WebSocketHandler):
 # -- 2020 compatibility API ---------------------------------------------------------------------------------
 
 class CompatRootHandler(BaseHandler):
-    """`GET /`: corpus information; `POST /`: reset (drops unfinished sessions)."""
+    """`GET /`: corpus information; `POST /`: reset (a new attempt at each unfinished sentence; served stays served)."""
 
     def get(self) -> None:
         self.send_json({"num_sentences": len(self.evaluation.dataset)})
