@@ -31,7 +31,7 @@ GOAL_OVERHEAD_S = 3.0
 def probe_image(tmp: Path) -> str:
     from evaluate_data.support import make_submission
 
-    from harness.orchestrator.images import docker_env, ensure_base_image
+    from harness.images.base import docker_env, ensure_base_image
 
     ensure_base_image()
     folder = make_submission(tmp, "bench-probe", "python3 /app/probe_agent.py copy")
@@ -44,7 +44,7 @@ def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
     from evaluate_data.support import CONFIG
 
     from harness.config import load_config
-    from harness.orchestrator.run import RunSpec, execute_run
+    from harness.run.docker_backend import RunSpec, execute_run
 
     image = probe_image(tmp)
     config = load_config(CONFIG)
@@ -69,7 +69,7 @@ FROZEN = "harness-bench-frozen-base:latest"
 def freeze(submissions: Path, tmp: Path) -> Path:
     """Copies of the submissions built FROM a fixed tag of today's base image, so that edits of the harness source
     during the benchmark (which rebuild harness-base) cannot slip image builds into the timed passes."""
-    from harness.orchestrator.images import DEFAULT_TAG, ensure_base_image
+    from harness.images.base import DEFAULT_TAG, ensure_base_image
 
     subprocess.run(["docker", "tag", ensure_base_image(), FROZEN], check=True, capture_output=True)
     dest = tmp / "frozen-submissions"

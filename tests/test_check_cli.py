@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.orchestrator import images
+from harness.images import base as images
 
 DOCKER = shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
 CONFIG = """\
@@ -114,7 +114,7 @@ def test_foreign_architecture_in_image_tar(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.docker
 @pytest.mark.skipif(not DOCKER, reason="no Docker engine answers")
 def test_built_image_architecture_and_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.orchestrator.submissions import build_submission_image, load_submission, submission_tag
+    from harness.intake.submission import build_submission_image, load_submission, submission_tag
 
     folder = make(tmp_path, dockerfile="FROM scratch\nCOPY agent.py /\n", name=f"check-{uuid.uuid4().hex[:8]}")
     rc, lines = check(capsys, str(folder))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import load_config
-from harness.orchestrator.submissions import load_submission
+from harness.intake.submission import load_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "submissions"

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from evaluate_data.support import CONFIG
 
+from harness.batch import manifest
+from harness.batch.evaluate import Progress
 from harness.config import load_config
-from harness.orchestrator import failures, manifest
-from harness.orchestrator.evaluate import Progress
-from harness.orchestrator.run import data_paths
-from harness.orchestrator.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
+from harness.run import failures
+from harness.run.docker_backend import data_paths
+from harness.run.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
 from harness.runlog import read_statuses
 
 
@@ -112,7 +113,7 @@ def test_progress_lines():
 
 def test_leftover_ownership():
     """Resources of a dead harness, or of a pid since reused by another process, are leftovers; ours are not."""
-    from harness.orchestrator.network import _orphaned, _start_time, labels
+    from harness.run.network import _orphaned, _start_time, labels
 
     mine = labels("run", "participant")
     assert not _orphaned(mine, None) and _orphaned(mine, os.getpid())

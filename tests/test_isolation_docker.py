@@ -17,8 +17,8 @@ import pytest
 from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
 
 from harness.config import load_config
-from harness.orchestrator import failures, network
-from harness.orchestrator.run import RunResult, RunSpec, docker_api, execute_run
+from harness.run import failures, network
+from harness.run.docker_backend import RunResult, RunSpec, docker_api, execute_run
 
 pytestmark = [pytest.mark.docker, requires_docker]
 
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.docker, requires_docker]
 @pytest.fixture(scope="module")
 def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The probe agent on the base image (built with plain `docker build`: these tests are about runs)."""
-    from harness.orchestrator.images import docker_env, ensure_base_image
+    from harness.images.base import docker_env, ensure_base_image
 
     ensure_base_image()
     folder = make_submission(tmp_path_factory.mktemp("subs"), "isolation-probe", "python3 /app/probe_agent.py copy")

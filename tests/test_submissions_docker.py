@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SubmissionError
-from harness.orchestrator import images
-from harness.orchestrator.submissions import (
+from harness.images import base as images
+from harness.intake.submission import (
     LABEL_SUBMISSION,
     BuildError,
     build_submission_image,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SubmissionError
-from harness.orchestrator.submissions import (
+from harness.intake.submission import (
     load_submission,
     read_image_tar,
     scan_context,

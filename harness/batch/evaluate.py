@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__, layout
+from harness.batch import manifest
 from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError, SubmissionError
-from harness.orchestrator import failures, manifest
-from harness.orchestrator.run import RunInterrupted, RunSpec, count_instances, execute_run
+from harness.run import failures
+from harness.run.docker_backend import RunInterrupted, RunSpec, count_instances, execute_run
 from harness.runlog import read_statuses
 
 
@@ -114,7 +115,7 @@ class SubmissionJob:
         return [_record(self.sub_id, meta, ds, outcome, None) for ds in self.opts.datasets]
 
     def __call__(self) -> list[dict[str, Any]]:
-        from harness.orchestrator.submissions import build_submission_image, load_submission
+        from harness.intake.submission import build_submission_image, load_submission
 
         self.out.mkdir(parents=True, exist_ok=True)
         try:
@@ -262,14 +263,14 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     """
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-    from harness.orchestrator.network import remove_resources
-    from harness.orchestrator.run import docker_api
+    from harness.run.docker_backend import docker_api
+    from harness.run.network import remove_resources
 
     api = docker_api()
     remove_resources(api)  # leftovers of killed harness processes
     server_image = opts.server_image
     if server_image is None:
-        from harness.orchestrator.images import ensure_base_image
+        from harness.images.base import ensure_base_image
 
         server_image = ensure_base_image()
     opts.output.mkdir(parents=True, exist_ok=True)

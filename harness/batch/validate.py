@@ -23,8 +23,8 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from harness.orchestrator import failures
-from harness.orchestrator.run import count_instances
+from harness.run import failures
+from harness.run.docker_backend import count_instances
 from harness.runlog import read_records, read_statuses
 
 STARTUP_WARN_S = 60.0
@@ -84,7 +84,7 @@ def _mb(n: int | float) -> str:
 def preflight(manifest_run: dict[str, Any], image: dict[str, Any], memory_limit: int,
               max_image_bytes: int) -> list[Check]:
     """Image architecture and size, start-up time and peak memory, from a run's manifest."""
-    from harness.orchestrator.images import host_architecture
+    from harness.images.base import host_architecture
 
     checks = []
     arch, host = image.get("architecture"), host_architecture()
@@ -123,9 +123,9 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
 def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
                     server_image: str | None = None, build_network: str = "default") -> Report:
     """The organizer's pipeline on one submission and one dataset."""
-    from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES
-    from harness.orchestrator.evaluate import EvaluateOptions, Progress, evaluate
-    from harness.orchestrator.sandbox import parse_bytes
+    from harness.batch.evaluate import EvaluateOptions, Progress, evaluate
+    from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES
+    from harness.run.sandbox import parse_bytes
 
     opts = EvaluateOptions(submissions=[folder], config=config, output=output, datasets=[dataset], workers=1,
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
@@ -178,8 +178,8 @@ def _pump(stream: Any, path: Path, cap: int) -> None:
 
 def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path) -> Report:
     """`--no-docker`: the submission's command as a local process against a local server."""
-    from harness.orchestrator.evaluate import score_run
-    from harness.orchestrator.submissions import load_submission
+    from harness.batch.evaluate import score_run
+    from harness.intake.submission import load_submission
 
     sub = load_submission(folder)
     track = config.track(sub.track)

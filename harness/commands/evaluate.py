@@ -35,8 +35,8 @@ def install_signal_handlers() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.batch.evaluate import evaluate, load_options
     from harness.errors import HarnessError
-    from harness.orchestrator.evaluate import evaluate, load_options
 
     if args.workers < 1:
         raise HarnessError(f"--workers must be at least 1, got {args.workers}")

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from harness.orchestrator import images, submissions
-from harness.orchestrator.submissions import Submission
+from harness.images import base as images
+from harness.intake import submission as submissions
+from harness.intake.submission import Submission
 
 ERROR, WARNING, OK = "error", "warning", "ok"
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024**3

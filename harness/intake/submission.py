@@ -25,8 +25,8 @@ import yaml
 
 from harness import __version__
 from harness.errors import HarnessError, SubmissionError
-from harness.orchestrator import images
-from harness.orchestrator.images import ImageInfo
+from harness.images import base as images
+from harness.images.base import ImageInfo
 
 __all__ = ["BuildError", "BuildSpec", "ContextScan", "ImageInfo", "Submission", "build_submission_image",
            "load_submission", "scan_context", "submission_tag", "read_image_tar"]

@@ -22,8 +22,9 @@ from typing import Any
 
 from harness import layout
 from harness.config import TaskConfig
-from harness.orchestrator import failures, images, network
-from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, participant_user
+from harness.images import base as images
+from harness.run import failures, network
+from harness.run.sandbox import SandboxPolicy, applied_isolation, participant_user
 from harness.runlog import read_statuses
 
 SERVER_PORT = 8000

@@ -46,7 +46,7 @@ def make_submission(root: Path, name: str, command: str | list[str], team: str =
 def frozen_base(tag: str = "harness-test-frozen-base:latest") -> str:
     """A fixed tag of the current base image: submissions built FROM it keep their digest even when the harness
     source (and so harness-base) changes during the test."""
-    from harness.orchestrator.images import ensure_base_image
+    from harness.images.base import ensure_base_image
 
     subprocess.run(["docker", "tag", ensure_base_image(), tag], check=True, capture_output=True)
     return tag
