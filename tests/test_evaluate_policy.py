@@ -11,7 +11,7 @@ import pytest
 from evaluate_data.support import CONFIG
 
 from harness.batch import manifest
-from harness.batch.evaluate import Progress
+from harness.batch.progress import Progress
 from harness.config import load_config
 from harness.run import failures
 from harness.run.docker_backend import data_paths

@@ -19,12 +19,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, layout
+from harness import layout
 from harness.batch import manifest
+from harness.batch.progress import Progress
+from harness.batch.results import finish_results, read_json, score_run, write_json, write_summary
 from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError, SubmissionError
 from harness.run import failures
@@ -70,33 +71,6 @@ def _record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.O
 
 def _submission_meta(sub: Any) -> dict[str, Any]:
     return {k: getattr(sub, k, None) for k in ("team", "system", "track", "kind", "baseline", "contact")}
-
-
-def score_run(run_dir: Path, track: Any, partial: bool) -> dict[str, Any] | None:
-    """Score what the run logged (None when nothing was logged); writes scores.json."""
-    from harness.scoring import score_path, write_scores
-
-    log = layout.RunDir(run_dir).instances_log
-    if not read_statuses(log):
-        return None
-    scores = score_path(log, tokenizer=track.tokenizer, computation_aware=track.computation_aware)
-    if isinstance(scores.get("info"), dict):
-        scores["info"]["partial"] = partial
-    write_scores(log, scores)
-    return scores
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class SubmissionJob:
@@ -171,7 +145,7 @@ class SubmissionJob:
         key = manifest.content_key(info.digest, cfg, track.name, ds_name, hashes)
         run = layout.SubmissionDir(self.out).run(ds_name)
         run_dir = run.path
-        prev = _read_json(run.run_meta) if self.opts.resume else None
+        prev = read_json(run.run_meta) if self.opts.resume else None
         entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
@@ -179,7 +153,7 @@ class SubmissionJob:
         expected = count_instances(cfg, track.name, ds_name)
         if prev and prev.get("content_key") == key and prev.get("finished"):
             outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
-            scores = _read_json(run.scores) if run.scores.exists() else None
+            scores = read_json(run.scores) if run.scores.exists() else None
             entry.update(prev.get("manifest") or {}, resumed=True)
             self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                                  done=expected, total=expected)
@@ -187,7 +161,7 @@ class SubmissionJob:
         if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(run.run_meta, {"content_key": key, "finished": False})
+        write_json(run.run_meta, {"content_key": key, "finished": False})
         attempt = 0
         while True:
             self.progress.update(self.sub_id, dataset=ds_name, state="starting" if attempt == 0 else "retrying",
@@ -222,37 +196,12 @@ class SubmissionJob:
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
             entry["sacrebleu_signature"] = scores["BLEU"]["signature"]
         entry.update(run_manifest)
-        _write_json(run.run_meta, {"content_key": key, "finished": True, "status": outcome.status,
+        write_json(run.run_meta, {"content_key": key, "finished": True, "status": outcome.status,
                                          "reason": outcome.reason, "partial": outcome.partial,
                                          "manifest": entry})
         self.progress.update(self.sub_id, dataset=ds_name, state=outcome.status, note=outcome.reason,
                              done=result.instances_done, total=expected)
         return _record(self.sub_id, meta, ds_name, outcome, scores)
-
-
-def _add_norm_scores(runs: list[dict[str, Any]], config: TaskConfig, output: Path) -> None:
-    """NormBLEU against the track's configured baseline submission, where it ran on the same dataset."""
-    from harness.scoring import add_norm_scores, write_scores
-
-    for track in config.tracks:
-        if not track.baseline:
-            continue
-        base = {r["dataset"]: r for r in runs if r["submission"] == track.baseline and r["scores"]}
-        for r in runs:
-            b = base.get(r["dataset"])
-            if r["track"] == track.name and r["scores"] and b is not None:
-                add_norm_scores(r["scores"], b["scores"], track.baseline)
-                write_scores(layout.ResultsDir(output).run(r["submission"], r["dataset"]).instances_log, r["scores"])
-
-
-def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
-    """RESULTS/summary.json (docs/formats.md)."""
-    summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
-               "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}
-    path = layout.ResultsDir(output).summary
-    _write_json(path, summary)
-    return path
 
 
 def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -299,8 +248,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         raise
     pool.shutdown(wait=True)
     progress.close()
-    _add_norm_scores(runs, opts.config, opts.output)
-    write_summary(opts.config, opts.output, runs)
+    finish_results(opts.config, opts.output, runs)
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
 
 
@@ -313,62 +261,3 @@ def load_options(submissions_dir: Path, config_path: Path, output: Path, dataset
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
     return EvaluateOptions(submissions=discover(submissions_dir), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume)
-
-
-class Progress:
-    """One status line per submission: dataset, state, instance counter, elapsed time, reason.
-
-    On a terminal the block of lines is redrawn in place; otherwise a line is printed whenever a submission's
-    state changes (so logs stay readable). Thread-safe: workers call `update`, the main thread `render`.
-    """
-
-    def __init__(self, stream: Any = None, tty: bool | None = None) -> None:
-        import sys
-
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.lines: dict[str, dict[str, Any]] = {}
-        self.lock = threading.Lock()
-        self.drawn = 0
-        self.width = max(len(k) for k in self.lines) if self.lines else 20
-
-    def add(self, sub: str, dataset: str) -> None:
-        with self.lock:
-            self.lines[sub] = {"dataset": dataset, "state": "queued", "done": 0, "total": 0, "note": None,
-                               "t0": time.monotonic(), "printed": None}
-            self.width = max(self.width, len(sub))
-
-    def update(self, sub: str, **changes: Any) -> None:
-        with self.lock:
-            line = self.lines.setdefault(sub, {"dataset": "", "state": "", "done": 0, "total": 0, "note": None,
-                                               "t0": time.monotonic(), "printed": None})
-            if changes.get("state") in ("checking", "building") and line["state"] == "queued":
-                line["t0"] = time.monotonic()
-            line.update({k: v for k, v in changes.items() if v is not None or k == "note"})
-            final = str(line["state"]).split(" ")[0] in failures.STATUSES
-            line["t_end"] = line.get("t_end") or time.monotonic() if final else None
-            if not self.tty and line["printed"] != (line["dataset"], line["state"]):
-                line["printed"] = (line["dataset"], line["state"])
-                self.stream.write(self.format(sub, line) + "\n")
-                self.stream.flush()
-
-    def format(self, sub: str, line: dict[str, Any]) -> str:
-        counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
-        text = (f"{sub:<{self.width}}  {line['dataset']:<6} {line['state']:<18} {counter:>9}  "
-                f"{(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
-        if line.get("note"):
-            text += f"  {line['note']}"
-        return text[:200]
-
-    def render(self) -> None:
-        if not self.tty:
-            return
-        with self.lock:
-            out = "".join(f"\x1b[{self.drawn}F" if self.drawn else "")
-            out += "".join(f"\x1b[2K{self.format(s, ln)}\n" for s, ln in self.lines.items())
-            self.drawn = len(self.lines)
-            self.stream.write(out)
-            self.stream.flush()
-
-    def close(self) -> None:
-        self.render()

@@ -123,7 +123,8 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
 def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
                     server_image: str | None = None, build_network: str = "default") -> Report:
     """The organizer's pipeline on one submission and one dataset."""
-    from harness.batch.evaluate import EvaluateOptions, Progress, evaluate
+    from harness.batch.evaluate import EvaluateOptions, evaluate
+    from harness.batch.progress import Progress
     from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES
     from harness.run.sandbox import parse_bytes
 
@@ -178,7 +179,7 @@ def _pump(stream: Any, path: Path, cap: int) -> None:
 
 def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path) -> Report:
     """`--no-docker`: the submission's command as a local process against a local server."""
-    from harness.batch.evaluate import score_run
+    from harness.batch.results import score_run
     from harness.intake.submission import load_submission
 
     sub = load_submission(folder)
