@@ -61,8 +61,8 @@ def test_docker_pipeline_with_preflight(tmp_path):
 
 
 def test_no_docker_runs_an_example_submission_unchanged(tmp_path):
-    """A real example (wait-k over Apertium) validates locally with exactly the command it ships in Docker."""
-    example = Path(__file__).resolve().parents[1] / "examples" / "submissions" / "baselines-waitk3"
+    """A real baseline (wait-k over Apertium) validates locally with exactly the command it ships in Docker."""
+    example = Path(__file__).resolve().parents[1] / "agent_templates" / "waitk_apertium"
     proc = validate(example, tmp_path / "out", "--no-docker")
     assert proc.returncode == 0, proc.stderr
     assert "status       ok" in proc.stdout and "instances    3/3" in proc.stdout

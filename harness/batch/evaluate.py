@@ -1,4 +1,4 @@
-"""Batch evaluation: every submission of a folder × the chosen datasets, in isolation, scored, summarized.
+"""Batch evaluation: every submission named on the command line × the chosen datasets, in isolation, scored.
 
 Per submission (one worker each, `--workers N` at a time, each run on its own network): load and check
 `submission.yaml` (→ invalid_submission), build or load the image (→ build_error, build.log), then per dataset
@@ -28,6 +28,7 @@ from harness.batch.progress import Progress
 from harness.batch.results import finish_results, read_json, score_run, write_json, write_summary
 from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError, SubmissionError
+from harness.intake.discover import SubmissionRef, discover
 from harness.run import failures
 from harness.run.docker_backend import RunInterrupted, RunSpec, count_instances, execute_run
 from harness.runlog import read_statuses
@@ -37,7 +38,7 @@ from harness.runlog import read_statuses
 class EvaluateOptions:
     """Everything `harness evaluate` (and `harness validate`) needs."""
 
-    submissions: list[Path]
+    submissions: list[SubmissionRef]
     config: TaskConfig
     output: Path
     datasets: list[str]
@@ -49,16 +50,6 @@ class EvaluateOptions:
     #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
     build_network: str = "default"
     stop: threading.Event = field(default_factory=threading.Event)
-
-
-def discover(folder: Path) -> list[Path]:
-    """The submission folders inside `folder` (every non-hidden sub-folder), sorted by name."""
-    if not folder.is_dir():
-        raise HarnessError(f"{folder}: not a folder of submissions")
-    subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-    if not subs:
-        raise HarnessError(f"{folder}: no submission folders inside")
-    return subs
 
 
 def _record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
@@ -76,9 +67,9 @@ def _submission_meta(sub: Any) -> dict[str, Any]:
 class SubmissionJob:
     """Evaluates one submission folder on every requested dataset; returns summary records."""
 
-    def __init__(self, folder: Path, opts: EvaluateOptions, progress: Progress, server_image: str) -> None:
-        self.folder, self.opts, self.progress, self.server_image = folder, opts, progress, server_image
-        self.sub_id = folder.name
+    def __init__(self, ref: SubmissionRef, opts: EvaluateOptions, progress: Progress, server_image: str) -> None:
+        self.folder, self.opts, self.progress, self.server_image = ref.path, opts, progress, server_image
+        self.sub_id = ref.id
         self.out = opts.output / self.sub_id
         self.man = manifest.base_manifest(self.sub_id, opts.config)
 
@@ -224,8 +215,8 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         server_image = ensure_base_image()
     opts.output.mkdir(parents=True, exist_ok=True)
     progress = progress or Progress()
-    for folder in opts.submissions:
-        progress.add(folder.name, opts.datasets[0])
+    for ref in opts.submissions:
+        progress.add(ref.id, opts.datasets[0])
     runs: list[dict[str, Any]] = []
     pool = ThreadPoolExecutor(max_workers=max(1, opts.workers), thread_name_prefix="harness-run")
     futures = {pool.submit(SubmissionJob(f, opts, progress, server_image)): f for f in opts.submissions}
@@ -252,12 +243,12 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
 
 
-def load_options(submissions_dir: Path, config_path: Path, output: Path, datasets: list[str], workers: int,
+def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,
                  resume: bool) -> EvaluateOptions:
     """Options for `harness evaluate` from its command-line values."""
     config = load_config(config_path)
     for ds in datasets:
         if not any(ds in t.datasets for t in config.tracks):
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
-    return EvaluateOptions(submissions=discover(submissions_dir), config=config, output=output,
+    return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume)

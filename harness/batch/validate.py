@@ -126,9 +126,11 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
     from harness.batch.evaluate import EvaluateOptions, evaluate
     from harness.batch.progress import Progress
     from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES
+    from harness.intake.discover import SubmissionRef
     from harness.run.sandbox import parse_bytes
 
-    opts = EvaluateOptions(submissions=[folder], config=config, output=output, datasets=[dataset], workers=1,
+    opts = EvaluateOptions(submissions=[SubmissionRef(folder.name, folder)], config=config, output=output,
+                           datasets=[dataset], workers=1,
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
     summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
     rec = summary["runs"][0]

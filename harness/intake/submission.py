@@ -3,7 +3,8 @@
 A submission folder holds `submission.yaml` (see docs/formats.md) and either a Dockerfile (built with the folder
 as context) or `image.tar` (`docker load`-ed). Every error names the file and the field. Builds stream the context
 to `docker build -` as a tar made here, so the context size cap and the symlink check apply to exactly what the
-engine receives (`.dockerignore` is honoured); `RUN` steps get the network the caller names (`harness evaluate`: the engine's default).
+engine receives (`.dockerignore` is honoured); `RUN` steps get the network the caller names
+(`harness evaluate`: the engine's default).
 """
 
 from __future__ import annotations
