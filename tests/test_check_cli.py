@@ -114,7 +114,8 @@ def test_foreign_architecture_in_image_tar(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.docker
 @pytest.mark.skipif(not DOCKER, reason="no Docker engine answers")
 def test_built_image_architecture_and_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.intake.submission import build_submission_image, load_submission, submission_tag
+    from harness.images.submission import build_submission_image, submission_tag
+    from harness.intake.submission import load_submission
 
     folder = make(tmp_path, dockerfile="FROM scratch\nCOPY agent.py /\n", name=f"check-{uuid.uuid4().hex[:8]}")
     rc, lines = check(capsys, str(folder))

@@ -11,12 +11,8 @@ import pytest
 
 from harness.errors import SubmissionError
 from harness.images import base as images
-from harness.intake.submission import (
-    LABEL_SUBMISSION,
-    BuildError,
-    build_submission_image,
-    load_submission,
-)
+from harness.images.submission import LABEL_SUBMISSION, BuildError, build_submission_image
+from harness.intake.submission import load_submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
     ["docker", "info"], capture_output=True).returncode != 0, reason="no Docker engine answers")]

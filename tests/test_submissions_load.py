@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SubmissionError
-from harness.intake.submission import (
-    load_submission,
-    read_image_tar,
-    scan_context,
-    submission_tag,
-    uses_base_image,
-)
+from harness.images.context import scan_context
+from harness.images.submission import read_image_tar, submission_tag, uses_base_image
+from harness.intake.submission import load_submission
 
 VALID = """\
 team: Team-A

@@ -80,7 +80,8 @@ class SubmissionJob:
         return [_record(self.sub_id, meta, ds, outcome, None) for ds in self.opts.datasets]
 
     def __call__(self) -> list[dict[str, Any]]:
-        from harness.intake.submission import build_submission_image, load_submission
+        from harness.images.submission import build_submission_image
+        from harness.intake.submission import load_submission
 
         self.out.mkdir(parents=True, exist_ok=True)
         try:
