@@ -30,7 +30,7 @@ tracks:
 
 
 def make(tmp_path: Path, yaml_extra: str = "", build: str = "{dockerfile: Dockerfile}",
-         dockerfile: str | None = "FROM harness-base:latest\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
+         dockerfile: str | None = f"FROM {images.DEFAULT_TAG}\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
     folder = tmp_path / name
     folder.mkdir()
     (folder / "submission.yaml").write_text(
@@ -149,7 +149,7 @@ def test_from_an_image_the_engine_lacks_warns(tmp_path: Path, capsys: pytest.Cap
 
 def test_copy_sources_must_be_in_the_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = make(tmp_path, dockerfile=(
-        "FROM harness-base:latest AS build\n"
+        f"FROM {images.DEFAULT_TAG} AS build\n"
         "COPY agent.py model*.bin /app/\n"
         "COPY --chown=participant \\\n    weights/ /app/weights/\n"
         'COPY ["lexicon.txt", "/app/"]\n'

@@ -41,7 +41,7 @@ def tags() -> list[str]:
 
 
 def test_build_from_base_image(tmp_path: Path, tags: list[str]) -> None:
-    folder = make(tmp_path, "base-user", "FROM harness-base:latest\nCOPY agent.py /app/agent.py\n"
+    folder = make(tmp_path, "base-user", f"FROM {images.DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n"
                   "RUN cat /proc/net/dev > /app/netdev\n",
                   {"agent.py": "print('agent')\n", "secret/weights.bin": "w", ".dockerignore": "secret\n"})
     sub = load_submission(folder)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -81,9 +83,18 @@ def scan_context(root: Path, max_bytes: int | None = None, always: tuple[str, ..
     return ContextScan(root=root, paths=tuple(paths), size=total)
 
 
+def _plain_top_entry() -> bytes:
+    """A plain ustar header for "." (no PAX extension): the docker CLI sniffs the first 512 bytes of stdin to tell
+    an archive from a Dockerfile, and the SDK's first header carries a PAX record (sub-second mtimes)."""
+    top = tarfile.TarInfo(".")
+    top.type, top.mode, top.mtime = tarfile.DIRTYPE, 0o755, int(time.time())
+    return top.tobuf(format=tarfile.USTAR_FORMAT)
+
+
 def write_context(scan: ContextScan, stream: IO[bytes]) -> None:
-    """Write the scanned context to `stream` as the tar `docker build -` reads (the SDK's archive, spooled to a
-    temporary file first because the tar writer needs a seekable file)."""
+    """Write the scanned context to `stream` as the tar `docker build -` reads: a plain "." entry, then the SDK's
+    archive of the scanned paths (spooled to a temporary file, as its tar writer needs a seekable file)."""
     with tempfile.TemporaryFile(prefix="harness-context-") as tmp:
         create_archive(str(scan.root), files=list(scan.paths), fileobj=tmp)
+        stream.write(_plain_top_entry())
         shutil.copyfileobj(tmp, stream, 1 << 20)

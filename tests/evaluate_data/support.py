@@ -57,6 +57,20 @@ def frozen_base(tag: str | None = None) -> str:
     return tag
 
 
+def patient_config(folder: Path) -> Path:
+    """A copy of CONFIG in `folder` whose timeouts are far longer than any test, so that only the test ends a run
+    (dataset paths made absolute)."""
+    doc = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    for track in doc["tracks"]:
+        for ds in track["datasets"].values():
+            ds["source"] = str(HERE / ds["source"])
+            ds["references"] = {k: str(HERE / v) for k, v in ds["references"].items()}
+    doc["limits"].update(instance_timeout_s=3600, idle_timeout_s=3600, total_timeout_s=3600)
+    path = folder / "patient.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
 def leftovers(label: str) -> list[str]:
     """Containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
     ps = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={label}"], capture_output=True,
