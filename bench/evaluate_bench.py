@@ -44,14 +44,16 @@ def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
     from evaluate_data.support import CONFIG
 
     from harness.config import load_config
-    from harness.run.docker_backend import RunSpec, execute_run
+    from harness.run.execute import execute_run
+    from harness.run.spec import RunSpec
 
     image = probe_image(tmp)
     config = load_config(CONFIG)
     rows = []
+    track = config.track("text-en-es")
     for i in range(repeat + 1):
         spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", "copy"], config=config,
-                       track="text-en-es", dataset="dev", out_dir=tmp / f"run{i}")
+                       track=track, dataset=track.dataset("dev"), out_dir=tmp / f"run{i}")
         r = execute_run(spec)
         if r.outcome.status != "ok":
             raise SystemExit(f"bench run failed: {r.outcome}")

@@ -30,7 +30,8 @@ from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError, SubmissionError
 from harness.intake.discover import SubmissionRef, discover
 from harness.run import failures
-from harness.run.docker_backend import RunInterrupted, RunSpec, count_instances, execute_run
+from harness.run.execute import execute_run
+from harness.run.spec import RunInterrupted, RunSpec, count_instances
 from harness.runlog import read_statuses
 
 
@@ -142,7 +143,7 @@ class SubmissionJob:
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
         self.man["runs"][ds_name] = entry
-        expected = count_instances(cfg, track.name, ds_name)
+        expected = count_instances(track, ds)
         if prev and prev.get("content_key") == key and prev.get("finished"):
             outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
             scores = read_json(run.scores) if run.scores.exists() else None
@@ -158,8 +159,8 @@ class SubmissionJob:
         while True:
             self.progress.update(self.sub_id, dataset=ds_name, state="starting" if attempt == 0 else "retrying",
                                  done=len(read_statuses(run.instances_log)), total=expected)
-            spec = RunSpec(submission_image=info.id, command=sub.command, config=cfg, track=track.name,
-                           dataset=ds_name, out_dir=run_dir.resolve(), server_image=self.server_image,
+            spec = RunSpec(submission_image=info.id, command=sub.command, config=cfg, track=track,
+                           dataset=ds, out_dir=run_dir.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n))

@@ -1,12 +1,9 @@
-"""One run = one submission × one dataset, in isolation.
+"""The Docker backend of `execute_run`: the run inside isolated containers (`harness evaluate`).
 
-Steps, each timed: a fresh internal network; the server container (harness image; the only container with the
-hidden data, read-only, and the output folder) started and probed on GET /health until it answers; the
-participant container started under the sandbox policy with the server URL in its environment; its output
-streamed to client.log (size-capped) while the harness watches the total and idle timeouts; then exit code and
-out-of-memory flag read back, the isolation flags read back from `docker inspect`, and everything removed — in a
-`finally`, so also on Ctrl-C, SIGTERM and errors. A harness killed with SIGKILL leaves labelled resources that
-`network.remove_resources` deletes at the next start.
+A fresh internal network; the server container (harness image; the only container with the hidden data,
+read-only, and the output folder), probed from inside; the participant container under the sandbox policy; after
+the run, the exit code, out-of-memory flag and isolation flags read back from `docker inspect`. A harness killed
+with SIGKILL leaves labelled resources that `network.remove_resources` deletes at the next start.
 """
 
 from __future__ import annotations
@@ -14,78 +11,19 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import layout
 from harness.config import TaskConfig
-from harness.images import base as images
 from harness.run import failures, network
 from harness.run.sandbox import SandboxPolicy, applied_isolation, participant_user
-from harness.runlog import read_statuses
+from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, health_probe
 
 SERVER_PORT = 8000
-SERVER_READY_TIMEOUT_S = 60.0
 SERVER_LOG_MAX_BYTES = 5_000_000
-POLL_S = 0.25
-_PROBE = (
-    "import sys,time,urllib.request\n"
-    "end=time.monotonic()+{timeout}\n"
-    "while time.monotonic()<end:\n"
-    "  try:\n"
-    "    urllib.request.urlopen('http://127.0.0.1:{port}/health',timeout=2).read(); sys.exit(0)\n"
-    "  except Exception: time.sleep(0.05)\n"
-    "sys.exit(1)\n"
-)
-
-
-class RunInterrupted(Exception):
-    """The harness was asked to stop (Ctrl-C / SIGTERM) while a run was in flight."""
-
-
-@dataclass
-class RunSpec:
-    """What one run needs. `command` is the submission's command (a shell string or an argv list)."""
-
-    submission_image: str
-    command: str | list[str]
-    config: TaskConfig
-    track: str
-    dataset: str
-    out_dir: Path
-    server_image: str = field(default_factory=lambda: images.DEFAULT_TAG)
-    image_user: str | None = None
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    collect_peak_memory: bool = False
-    resume_log: bool = False  # continue an interrupted run's instances.log instead of starting it afresh
-
-
-@dataclass
-class RunResult:
-    """What one run produced, besides the files in its output folder."""
-
-    outcome: failures.Outcome
-    exit_code: int | None = None
-    oom_killed: bool = False
-    timed_out: str | None = None
-    isolation: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    instances_done: int = 0
-    instances_expected: int = 0
-    peak_memory_bytes: int | None = None
-    client_log_truncated: bool = False
-    first_instance_s: float | None = None  # participant start → first instance logged
-    window: tuple[float, float] | None = None  # wall-clock (epoch) start and end of the whole run
-
-
-def count_instances(config: TaskConfig, track: str, dataset: str) -> int:
-    """Number of instances of a dataset: non-empty lines of the source (text) or of the audio list (speech)."""
-    ds = config.track(track).dataset(dataset)
-    with open(ds.source, encoding="utf-8") as f:
-        return sum(1 for line in f if line.strip())
 
 
 def data_paths(config: TaskConfig) -> list[Path]:
@@ -103,46 +41,6 @@ def data_paths(config: TaskConfig) -> list[Path]:
     dirs = sorted(p for p in paths if p.is_dir())
     keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
     return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
-
-
-def server_command(spec: RunSpec) -> list[str]:
-    """The evaluation server's command inside the harness image."""
-    return ["harness", "server", "--config", str(spec.config.path), "--track", spec.track, "--dataset", spec.dataset,
-            "--port", str(SERVER_PORT), "--output", str(spec.out_dir), "--host", "0.0.0.0",
-            "--resume" if spec.resume_log else "--overwrite"]
-
-
-class _LogPump(threading.Thread):
-    """Copies a container's stdout+stderr into a file, up to `max_bytes`, then notes the cut and stops reading."""
-
-    def __init__(self, api: Any, container: str, path: Path, max_bytes: int) -> None:
-        super().__init__(daemon=True)
-        self.api, self.container, self.path, self.max_bytes = api, container, path, max_bytes
-        self.truncated = False
-        self.last_activity = time.monotonic()
-        self.first_output: float | None = None
-
-    def run(self) -> None:
-        written = 0
-        try:
-            stream = self.api.logs(self.container, stdout=True, stderr=True, stream=True, follow=True)
-            with open(self.path, "wb") as f:
-                for chunk in stream:
-                    self.last_activity = time.monotonic()
-                    if self.first_output is None:
-                        self.first_output = self.last_activity
-                    room = self.max_bytes - written
-                    f.write(chunk[:room])
-                    written += min(len(chunk), room)
-                    if len(chunk) > room:
-                        self.truncated = True
-                        f.write(f"\n[harness: log truncated at {self.max_bytes} bytes]\n".encode())
-                        f.flush()
-                        stream.close()
-                        return
-                    f.flush()
-        except Exception:  # noqa: BLE001 - the container went away; what was written stays
-            return
 
 
 class _PeakMemory(threading.Thread):
@@ -222,38 +120,46 @@ def _tail(path: Path, n: int = 300) -> str:
         return ""
 
 
-def execute_run(spec: RunSpec, stop: threading.Event | None = None,
-                on_progress: Callable[[int, int], None] | None = None) -> RunResult:
-    """Run one submission on one dataset in isolation and classify the outcome; never leaves resources behind.
+class _Container:
+    """The participant container as the watchdog sees it."""
 
-    Raises `RunInterrupted` when `stop` is set (after tearing everything down). Docker faults become an
-    `infra_error` outcome.
-    """
-    stop = stop or threading.Event()
-    spec.out_dir.mkdir(parents=True, exist_ok=True)
-    expected = count_instances(spec.config, spec.track, spec.dataset)
-    run_dir = layout.RunDir(spec.out_dir)
-    log_path = run_dir.instances_log
-    limits = spec.config.limits
-    policy = SandboxPolicy.from_limits(limits)
-    api = docker_api()
-    name = f"harness-{spec.run_id}"
-    created: list[str] = []
-    net_id: str | None = None
-    result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
-    t0 = time.monotonic()
-    wall0 = time.time()
-    timings = result.timings
-    server_pump: _LogPump | None = None
-    try:
-        net = network.create_network(api, f"{name}-net", spec.run_id)
-        net_id = net["Id"]
+    def __init__(self, api: Any, cid: str) -> None:
+        self.api, self.cid = api, cid
+
+    def wait(self, seconds: float) -> int | None:
+        return _wait_exit(self.api, self.cid, seconds)
+
+    def kill(self) -> None:
+        try:
+            self.api.kill(self.cid)
+        except Exception:  # noqa: BLE001 - exited meanwhile
+            pass
+
+
+class DockerBackend:
+    """One run in containers on a per-run internal network; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.api: Any = None
+        self.created: list[str] = []
+        self.net: dict[str, Any] | None = None
+        self.server_id = ""
+        self.part_id = ""
+        self.server_pump: LogPump | None = None
+        self.client_pump: LogPump | None = None
+        self.probe: tuple[str, threading.Thread] | None = None
+        self.mem: _PeakMemory | None = None
+
+    def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        t0 = time.monotonic()
+        self.api = api = docker_api()
+        name = f"harness-{spec.run_id}"
+        self.net = net = network.create_network(api, f"{name}-net", spec.run_id)
         timings["network_s"] = time.monotonic() - t0
-
         mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
         server = api.create_container(
             spec.server_image,
-            command=server_command(spec),
+            command=server_command(spec, SERVER_PORT, "0.0.0.0"),
             name=f"{name}-server",
             user=f"{os.getuid()}:{os.getgid()}",
             environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
@@ -262,133 +168,87 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
             networking_config=api.create_networking_config(
                 {net["Name"]: api.create_endpoint_config(aliases=[network.SERVER_ALIAS])}),
         )
-        created.append(server["Id"])
-        api.start(server["Id"])
-        server_pump = _LogPump(api, server["Id"], run_dir.server_log, SERVER_LOG_MAX_BYTES)
-        server_pump.start()
-        probe = api.exec_create(server["Id"], ["python3", "-c", _PROBE.format(port=SERVER_PORT,
-                                                                              timeout=SERVER_READY_TIMEOUT_S)])
+        self.server_id = server["Id"]
+        self.created.append(self.server_id)
+        api.start(self.server_id)
+        self.server_pump = LogPump(lambda: api.logs(self.server_id, stdout=True, stderr=True, stream=True,
+                                                    follow=True), run_dir.server_log, SERVER_LOG_MAX_BYTES)
+        self.server_pump.start()
+        probe = api.exec_create(self.server_id, ["python3", "-c", health_probe(SERVER_PORT)])
         # the health probe runs while the participant container is being created
-        probe_thread = threading.Thread(target=_quietly, args=(api.exec_start, probe["Id"]), daemon=True)
-        probe_thread.start()
+        thread = threading.Thread(target=_quietly, args=(api.exec_start, probe["Id"]), daemon=True)
+        thread.start()
+        self.probe = (probe["Id"], thread)
 
+    def prepare_participant(self, spec: RunSpec) -> None:
+        api, net = self.api, self.net
+        assert net is not None
         image = api.inspect_image(spec.submission_image)
         user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
         host = network.SERVER_ALIAS
-        url = f"http://{host}:{SERVER_PORT}"
-        if isinstance(spec.command, str):
-            entrypoint, command = ["/bin/sh", "-c"], [spec.command]
-        else:
-            entrypoint, command = list(spec.command[:1]), list(spec.command[1:])
+        policy = SandboxPolicy.from_limits(spec.config.limits)
+        argv = participant_argv(spec.command)
         part = api.create_container(
             spec.submission_image,
-            entrypoint=entrypoint,
-            command=command,
-            name=f"{name}-participant",
+            entrypoint=argv[:1],
+            command=argv[1:],
+            name=f"harness-{spec.run_id}-participant",
             user=user,
-            environment=policy.environment(url, host, SERVER_PORT),
+            environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
             labels=network.labels(spec.run_id, "participant"),
             host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
         )
-        created.append(part["Id"])
-        probe_thread.join(SERVER_READY_TIMEOUT_S + 10)
-        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
-            server_pump.join(2)
-            raise failures.InfraError(f"server not healthy: {_tail(run_dir.server_log)}")
-        timings["server_ready_s"] = time.monotonic() - t0
-        client_pump = _LogPump(api, part["Id"], run_dir.client_log, limits.client_log_max_bytes)
-        api.start(part["Id"])
-        t_run = time.monotonic()
-        timings["startup_s"] = t_run - t0
-        client_pump.start()
-        mem = _PeakMemory(api, part["Id"]) if spec.collect_peak_memory else None
-        if mem:
-            mem.start()
+        self.part_id = part["Id"]
+        self.created.append(self.part_id)
 
-        exit_code, timed_out, result.first_instance_s = _watch(
-            api, part["Id"], log_path, limits, stop, t_run, expected, on_progress, server_pump)
-        timings["run_s"] = time.monotonic() - t_run
-        client_pump.join(5)
-        info = api.inspect_container(part["Id"])
-        result.exit_code = exit_code if exit_code is not None else info["State"].get("ExitCode")
+    def wait_server_ready(self, run_dir: layout.RunDir) -> None:
+        assert self.probe is not None and self.server_pump is not None
+        probe_id, thread = self.probe
+        thread.join(SERVER_READY_TIMEOUT_S + 10)
+        if self.api.exec_inspect(probe_id).get("ExitCode") != 0:
+            self.server_pump.join(2)
+            raise failures.InfraError(f"server not healthy: {_tail(run_dir.server_log)}")
+
+    def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Container:
+        api, cid = self.api, self.part_id
+        self.client_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
+                                   run_dir.client_log, spec.config.limits.client_log_max_bytes)
+        api.start(cid)
+        self.client_pump.start()
+        if spec.collect_peak_memory:
+            self.mem = _PeakMemory(api, cid)
+            self.mem.start()
+        return _Container(api, cid)
+
+    def server_activity(self) -> float:
+        assert self.server_pump is not None
+        return self.server_pump.last_activity
+
+    def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
+        api = self.api
+        assert self.client_pump is not None and self.net is not None
+        self.client_pump.join(5)
+        info = api.inspect_container(self.part_id)
+        if result.exit_code is None:
+            result.exit_code = info["State"].get("ExitCode")
         result.oom_killed = bool(info["State"].get("OOMKilled"))
-        result.timed_out = timed_out
-        result.isolation = applied_isolation(info, api.inspect_network(net_id))
-        result.client_log_truncated = client_pump.truncated
-        if mem:
-            mem.done.set()
-            mem.join(2)
-            result.peak_memory_bytes = mem.peak
-        server_state = api.inspect_container(server["Id"])["State"]
+        result.isolation = applied_isolation(info, api.inspect_network(self.net["Id"]))
+        result.client_log_truncated = self.client_pump.truncated
+        if self.mem:
+            self.mem.done.set()
+            self.mem.join(2)
+            result.peak_memory_bytes = self.mem.peak
+        server_state = api.inspect_container(self.server_id)["State"]
         if not server_state.get("Running"):
             raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
                                       f"{_tail(run_dir.server_log)}")
-        statuses = read_statuses(log_path)
-        result.instances_done = len(statuses)
-        timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
-        result.outcome = failures.classify_run(
-            exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=timed_out,
-            instance_statuses=statuses.values(), expected=expected)
-        return result
-    except RunInterrupted:
-        raise
-    except failures.InfraError as exc:
-        result.outcome = failures.Outcome(failures.INFRA_ERROR, str(exc), log_path.exists())
-        return result
-    except Exception as exc:  # noqa: BLE001 - Docker API faults
-        result.outcome = failures.Outcome(failures.INFRA_ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0],
-                                          log_path.exists())
-        return result
-    finally:
-        t_down = time.monotonic()
-        _teardown(api, created, net_id)
-        if server_pump is not None:
-            server_pump.join(2)
-        timings["teardown_s"] = time.monotonic() - t_down
-        timings["total_s"] = time.monotonic() - t0
-        result.window = (wall0, time.time())
-        result.instances_done = len(read_statuses(log_path))
 
-
-def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Event, t_run: float, expected: int,
-           on_progress: Callable[[int, int], None] | None,
-           server_pump: _LogPump) -> tuple[int | None, str | None, float | None]:
-    """Wait for the participant to exit, enforcing the total and idle timeouts.
-
-    Returns (exit code, which timeout fired or None, seconds until the first instance was logged or None).
-    """
-    last_size = -1
-    last_progress = time.monotonic()
-    # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
-    # working client finishes an instance at least every instance_timeout_s + idle_timeout_s.
-    idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
-    first_seen: float | None = None
-    while True:
-        code = _wait_exit(api, cid, POLL_S)
-        if code is not None:
-            return code, None, first_seen
-        if stop.is_set():
-            raise RunInterrupted()
-        now = time.monotonic()
-        size = log_path.stat().st_size if log_path.exists() else 0
-        if size and first_seen is None:
-            first_seen = now - t_run
-        if size != last_size:
-            last_size, last_progress = size, now
-            if on_progress:
-                on_progress(len(read_statuses(log_path)), expected)
-        activity = max(last_progress, server_pump.last_activity)
-        timed_out = None
-        if now - t_run > limits.total_timeout_s:
-            timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
-        elif now - activity > idle_limit:
-            timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
-        if timed_out:
-            try:
-                api.kill(cid)
-            except Exception:  # noqa: BLE001 - exited meanwhile
-                pass
-            return _wait_exit(api, cid, 10), timed_out, first_seen
+    def teardown(self) -> None:
+        if self.api is None:
+            return
+        _teardown(self.api, self.created, self.net["Id"] if self.net else None)
+        if self.server_pump is not None:
+            self.server_pump.join(2)
 
 
 def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:
