@@ -1,38 +1,26 @@
 """Batch evaluation: every submission named on the command line × the chosen datasets, in isolation, scored.
 
-Per submission (one worker each, `--workers N` at a time, each run on its own network): load and check
-`submission.yaml` (→ invalid_submission), build or load the image (→ build_error, build.log), then per dataset
-one isolated run (`run.execute_run`, retried once on infra_error only), scoring of whatever instances were
-logged (flagged partial when the run did not finish cleanly), `run.json` with the resume key, and
-`manifest.json`. `--resume` skips a run whose `run.json` holds the same content key (image digest + config +
-data hashes) and a final status; a run that was interrupted (no final status) starts over from its first
-instance, because 2020-style clients iterate over every sentence and cannot skip the ones already logged.
+Scheduling: one `SubmissionJob` (batch/job.py) per submission, `--workers N` at a time, each run on its own
+network; the summary is rewritten as submissions finish (so an interrupted batch still leaves one) and the
+results stage (`finish_results`) runs once at the end. Ctrl-C / SIGTERM tear every run down.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
-import time
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import layout
-from harness.batch import manifest
+from harness.batch.job import SubmissionJob
 from harness.batch.progress import Progress
-from harness.batch.results import finish_results, read_json, score_run, write_json, write_summary
+from harness.batch.results import finish_results, write_summary
 from harness.config import TaskConfig, load_config
-from harness.errors import HarnessError, SubmissionError
+from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
-from harness.run import failures
-from harness.run.execute import execute_run
-from harness.run.spec import RunInterrupted, RunSpec, count_instances
-from harness.runlog import read_statuses
 
 
 @dataclass
@@ -51,150 +39,6 @@ class EvaluateOptions:
     #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
     build_network: str = "default"
     stop: threading.Event = field(default_factory=threading.Event)
-
-
-def _record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
-            scores: dict[str, Any] | None) -> dict[str, Any]:
-    return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
-            "track": meta.get("track"), "kind": meta.get("kind"), "baseline": bool(meta.get("baseline")),
-            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
-            "scores": scores or {}}
-
-
-def _submission_meta(sub: Any) -> dict[str, Any]:
-    return {k: getattr(sub, k, None) for k in ("team", "system", "track", "kind", "baseline", "contact")}
-
-
-class SubmissionJob:
-    """Evaluates one submission folder on every requested dataset; returns summary records."""
-
-    def __init__(self, ref: SubmissionRef, opts: EvaluateOptions, progress: Progress, server_image: str) -> None:
-        self.folder, self.opts, self.progress, self.server_image = ref.path, opts, progress, server_image
-        self.sub_id = ref.id
-        self.out = opts.output / self.sub_id
-        self.man = manifest.base_manifest(self.sub_id, opts.config)
-
-    def _fail_all(self, meta: dict[str, Any], outcome: failures.Outcome) -> list[dict[str, Any]]:
-        for ds in self.opts.datasets:
-            self.man["runs"][ds] = {"status": outcome.status, "reason": outcome.reason}
-        self.progress.update(self.sub_id, state=outcome.status, note=outcome.reason)
-        return [_record(self.sub_id, meta, ds, outcome, None) for ds in self.opts.datasets]
-
-    def __call__(self) -> list[dict[str, Any]]:
-        from harness.images.submission import build_submission_image
-        from harness.intake.submission import load_submission
-
-        self.out.mkdir(parents=True, exist_ok=True)
-        try:
-            return self._evaluate(load_submission, build_submission_image)
-        except RunInterrupted:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a harness fault must not stop the other submissions
-            line = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            return self._fail_all(self.man.get("submission_yaml") or {}, failures.Outcome(failures.INFRA_ERROR, line))
-        finally:
-            manifest.write_manifest(layout.SubmissionDir(self.out).manifest, self.man)
-
-    def _evaluate(self, load_submission: Callable[..., Any], build: Callable[..., Any]) -> list[dict[str, Any]]:
-        cfg = self.opts.config
-        self.progress.update(self.sub_id, state="checking")
-        try:
-            sub = load_submission(self.folder)
-        except HarnessError as exc:
-            return self._fail_all({}, failures.Outcome(failures.INVALID_SUBMISSION, str(exc)))
-        meta = _submission_meta(sub)
-        self.man["submission_yaml"] = meta
-        try:
-            track = cfg.track(meta.get("track"))
-        except HarnessError as exc:
-            return self._fail_all(meta, failures.Outcome(failures.INVALID_SUBMISSION, str(exc)))
-        self.progress.update(self.sub_id, state="building")
-        t0 = time.monotonic()
-        try:
-            info = build(sub, layout.SubmissionDir(self.out).build_log, network=self.opts.build_network)
-        except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
-            self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
-            line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            kind = failures.INVALID_SUBMISSION if isinstance(exc, SubmissionError) else failures.BUILD_ERROR
-            return self._fail_all(meta, failures.Outcome(kind, line))
-        self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
-                             "architecture": info.architecture}
-        self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}
-        datasets = [ds for ds in self.opts.datasets if ds in track.datasets]
-        if not datasets:
-            return self._fail_all(meta, failures.Outcome(
-                failures.INVALID_SUBMISSION, f"track {track.name!r} has no dataset {', '.join(self.opts.datasets)}"))
-        records = []
-        for ds in datasets:
-            if self.opts.stop.is_set():
-                raise RunInterrupted()
-            records.append(self._run_dataset(sub, meta, track, ds, info))
-        return records
-
-    def _run_dataset(self, sub: Any, meta: dict[str, Any], track: Any, ds_name: str, info: Any) -> dict[str, Any]:
-        cfg = self.opts.config
-        ds = track.dataset(ds_name)
-        hashes = manifest.dataset_hashes(ds, track.modality)
-        key = manifest.content_key(info.digest, cfg, track.name, ds_name, hashes)
-        run = layout.SubmissionDir(self.out).run(ds_name)
-        run_dir = run.path
-        prev = read_json(run.run_meta) if self.opts.resume else None
-        entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
-                                 "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
-                                                                                     len(ds.references))}
-        self.man["runs"][ds_name] = entry
-        expected = count_instances(track, ds)
-        if prev and prev.get("content_key") == key and prev.get("finished"):
-            outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
-            scores = read_json(run.scores) if run.scores.exists() else None
-            entry.update(prev.get("manifest") or {}, resumed=True)
-            self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
-                                 done=expected, total=expected)
-            return _record(self.sub_id, meta, ds_name, outcome, scores)
-        if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
-            shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(run.run_meta, {"content_key": key, "finished": False})
-        attempt = 0
-        while True:
-            self.progress.update(self.sub_id, dataset=ds_name, state="starting" if attempt == 0 else "retrying",
-                                 done=len(read_statuses(run.instances_log)), total=expected)
-            spec = RunSpec(submission_image=info.id, command=sub.command, config=cfg, track=track,
-                           dataset=ds, out_dir=run_dir.resolve(), server_image=self.server_image,
-                           collect_peak_memory=self.opts.collect_peak_memory)
-            result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
-                self.sub_id, state="running", done=d, total=n))
-            if not failures.should_retry(result.outcome.status, attempt):
-                break
-            attempt += 1
-        outcome = result.outcome
-        try:
-            scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK)
-        except HarnessError as exc:
-            scores = None
-            if outcome.status == failures.OK:
-                outcome = failures.Outcome(failures.PROTOCOL_VIOLATION, f"log cannot be scored: {exc}", True)
-        run_manifest = {
-            "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
-            "attempts": attempt + 1, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
-            "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
-            "instances": {"done": result.instances_done, "expected": result.instances_expected,
-                          "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
-            "isolation": result.isolation,
-            "timings": {k: round(v, 3) for k, v in result.timings.items()},
-            "peak_memory_bytes": result.peak_memory_bytes,
-            "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
-            "window": [round(t, 3) for t in result.window] if result.window else None,
-        }
-        if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
-            entry["sacrebleu_signature"] = scores["BLEU"]["signature"]
-        entry.update(run_manifest)
-        write_json(run.run_meta, {"content_key": key, "finished": True, "status": outcome.status,
-                                         "reason": outcome.reason, "partial": outcome.partial,
-                                         "manifest": entry})
-        self.progress.update(self.sub_id, dataset=ds_name, state=outcome.status, note=outcome.reason,
-                             done=result.instances_done, total=expected)
-        return _record(self.sub_id, meta, ds_name, outcome, scores)
 
 
 def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[str, Any]:
