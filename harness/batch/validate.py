@@ -1,9 +1,10 @@
 """`harness validate`: the organizer's pipeline on the dev set, for participants, with a readable report.
 
 With Docker it is exactly `harness evaluate` on one submission (same build, same isolation, same scoring) plus
-preflight checks: image architecture, image size, start-up time and peak memory. `--no-docker` runs the
-submission's command as a local process (working directory: the submission folder) against a local
-`harness server`, for quick iterations; commands should therefore use paths relative to the image's WORKDIR.
+preflight checks: image architecture, image size, start-up time and peak memory. `--no-docker` is the same
+`execute_run` on its local backend (`run/local_backend.py`): the submission's command as a local process (working
+directory: the submission folder) against a local `harness server`, for quick iterations; commands should
+therefore use paths relative to the image's WORKDIR.
 """
 
 from __future__ import annotations
