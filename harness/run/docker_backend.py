@@ -140,7 +140,7 @@ class DockerBackend:
     """One run in containers on a per-run internal network; see the module docstring."""
 
     def __init__(self) -> None:
-        self.api: Any = None
+        self.api: Any = docker_api()
         self.created: list[str] = []
         self.net: dict[str, Any] | None = None
         self.server_id = ""
@@ -152,7 +152,7 @@ class DockerBackend:
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         t0 = time.monotonic()
-        self.api = api = docker_api()
+        api = self.api
         name = f"harness-{spec.run_id}"
         self.net = net = network.create_network(api, f"{name}-net", spec.run_id)
         timings["network_s"] = time.monotonic() - t0
@@ -244,8 +244,6 @@ class DockerBackend:
                                       f"{_tail(run_dir.server_log)}")
 
     def teardown(self) -> None:
-        if self.api is None:
-            return
         _teardown(self.api, self.created, self.net["Id"] if self.net else None)
         if self.server_pump is not None:
             self.server_pump.join(2)
