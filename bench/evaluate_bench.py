@@ -7,7 +7,7 @@
 2. Batch: `harness evaluate SUBMISSIONS --dataset dev` with `--workers 1` and `--workers 2` (images built
    beforehand, so both measure runs only), and their ratio.
 
-    python3 bench/evaluate_bench.py [--submissions examples/submissions] [--config configs/demo.yaml] [--repeat 5]
+    python3 bench/evaluate_bench.py [--submissions agent_templates/waitk_apertium ...] [--config C] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ GOAL_OVERHEAD_S = 3.0
 def probe_image(tmp: Path) -> str:
     from evaluate_data.support import make_submission
 
-    from harness.orchestrator.images import docker_env, ensure_base_image
+    from harness.images.base import docker_env, ensure_base_image
 
     ensure_base_image()
     folder = make_submission(tmp, "bench-probe", "python3 /app/probe_agent.py copy")
@@ -44,14 +44,16 @@ def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
     from evaluate_data.support import CONFIG
 
     from harness.config import load_config
-    from harness.orchestrator.run import RunSpec, execute_run
+    from harness.run.execute import execute_run
+    from harness.run.spec import RunSpec
 
     image = probe_image(tmp)
     config = load_config(CONFIG)
     rows = []
+    track = config.track("text-en-es")
     for i in range(repeat + 1):
         spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", "copy"], config=config,
-                       track="text-en-es", dataset="dev", out_dir=tmp / f"run{i}")
+                       track=track, dataset=track.dataset("dev"), out_dir=tmp / f"run{i}")
         r = execute_run(spec)
         if r.outcome.status != "ok":
             raise SystemExit(f"bench run failed: {r.outcome}")
@@ -66,24 +68,25 @@ def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
 FROZEN = "harness-bench-frozen-base:latest"
 
 
-def freeze(submissions: Path, tmp: Path) -> Path:
+def freeze(submissions: list[Path], tmp: Path) -> Path:
     """Copies of the submissions built FROM a fixed tag of today's base image, so that edits of the harness source
     during the benchmark (which rebuild harness-base) cannot slip image builds into the timed passes."""
-    from harness.orchestrator.images import DEFAULT_TAG, ensure_base_image
+    from harness.images.base import DEFAULT_TAG, ensure_base_image
 
     subprocess.run(["docker", "tag", ensure_base_image(), FROZEN], check=True, capture_output=True)
     dest = tmp / "frozen-submissions"
-    shutil.copytree(submissions, dest)
+    for folder in submissions:
+        shutil.copytree(folder, dest / folder.name)
     for dockerfile in dest.glob("*/Dockerfile"):
         dockerfile.write_text(dockerfile.read_text().replace(f"FROM {DEFAULT_TAG}", f"FROM {FROZEN}"))
     return dest
 
 
-def bench_batch(submissions: Path, config: Path, dataset: str, tmp: Path, frozen: bool) -> dict[str, float]:
+def bench_batch(submissions: list[Path], config: Path, dataset: str, tmp: Path, frozen: bool) -> dict[str, float]:
     out = {}
     if frozen:
-        submissions = freeze(submissions, tmp)
-    cmd = [sys.executable, "-m", "harness", "evaluate", str(submissions), "--config", str(config),
+        submissions = [freeze(submissions, tmp)]
+    cmd = [sys.executable, "-m", "harness", "evaluate", *map(str, submissions), "--config", str(config),
            "--dataset", dataset, *(["--server-image", FROZEN] if frozen else [])]
     warm = subprocess.run([*cmd, "--output", str(tmp / "warm")], capture_output=True, text=True)
     if warm.returncode != 0:
@@ -130,7 +133,9 @@ def report_overhead(o: dict[str, float], repeat: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--submissions", type=Path, default=ROOT / "examples" / "submissions")
+    ap.add_argument("--submissions", type=Path, nargs="+",
+                    default=[ROOT / "agent_templates" / n for n in ("waitk_apertium", "local_agreement",
+                                                                     "retranslation")])
     ap.add_argument("--config", type=Path, default=ROOT / "configs" / "demo.yaml")
     ap.add_argument("--dataset", default="dev")
     ap.add_argument("--repeat", type=int, default=5)
@@ -142,9 +147,10 @@ def main() -> int:
     try:
         if not args.skip_overhead:
             report_overhead(bench_overhead(args.repeat, tmp), args.repeat)
-        if args.submissions.is_dir() and any(args.submissions.iterdir()):
+        if args.submissions:
             b = bench_batch(args.submissions, args.config, args.dataset, tmp, frozen=not args.no_freeze)
-            print(f"batch: {args.submissions} on {args.dataset}, {b['runs']} run(s), statuses {b['statuses']}")
+            print(f"batch: {len(args.submissions)} submission(s) on {args.dataset}, {b['runs']} run(s), "
+                  f"statuses {b['statuses']}")
             for w in (1, 2):
                 key = f"overhead_workers{w}_s"
                 extra = f", median overhead {b[key]:.2f} s/run" if key in b else ""

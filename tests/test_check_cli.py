@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.orchestrator import images
+from harness.images import base as images
 
 DOCKER = shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
 CONFIG = """\
@@ -30,7 +30,7 @@ tracks:
 
 
 def make(tmp_path: Path, yaml_extra: str = "", build: str = "{dockerfile: Dockerfile}",
-         dockerfile: str | None = "FROM harness-base:latest\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
+         dockerfile: str | None = f"FROM {images.DEFAULT_TAG}\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
     folder = tmp_path / name
     folder.mkdir()
     (folder / "submission.yaml").write_text(
@@ -114,7 +114,8 @@ def test_foreign_architecture_in_image_tar(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.docker
 @pytest.mark.skipif(not DOCKER, reason="no Docker engine answers")
 def test_built_image_architecture_and_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.orchestrator.submissions import build_submission_image, load_submission, submission_tag
+    from harness.images.submission import build_submission_image, submission_tag
+    from harness.intake.submission import load_submission
 
     folder = make(tmp_path, dockerfile="FROM scratch\nCOPY agent.py /\n", name=f"check-{uuid.uuid4().hex[:8]}")
     rc, lines = check(capsys, str(folder))
@@ -148,7 +149,7 @@ def test_from_an_image_the_engine_lacks_warns(tmp_path: Path, capsys: pytest.Cap
 
 def test_copy_sources_must_be_in_the_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = make(tmp_path, dockerfile=(
-        "FROM harness-base:latest AS build\n"
+        f"FROM {images.DEFAULT_TAG} AS build\n"
         "COPY agent.py model*.bin /app/\n"
         "COPY --chown=participant \\\n    weights/ /app/weights/\n"
         'COPY ["lexicon.txt", "/app/"]\n'

@@ -12,13 +12,17 @@ import time
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG, frozen_base, leftovers, make_submission, requires_docker
+from evaluate_data.support import CONFIG, frozen_base, leftovers, make_submission, patient_config, requires_docker
+
+from harness.images.base import DEFAULT_TAG
+from harness.layout import ResultsDir
+from harness.runlog import read_statuses
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, requires_docker]
 
 
-def evaluate_cmd(subs: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(CONFIG), "--output", str(out),
+def evaluate_cmd(subs: Path, out: Path, *extra: str, config: Path = CONFIG) -> list[str]:
+    return [sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(config), "--output", str(out),
             "--dataset", "dev", *extra]
 
 
@@ -40,7 +44,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
     bad = make_submission(subs, "bad-yaml", "python3 /app/probe_agent.py copy")
     (bad / "submission.yaml").write_text("team: tests\nsystem: bad yaml\ncommand: [unclosed\n", encoding="utf-8")
     broken = make_submission(subs, "no-build", "python3 /app/probe_agent.py copy")
-    (broken / "Dockerfile").write_text("FROM harness-base:latest\nRUN exit 7\n", encoding="utf-8")
+    (broken / "Dockerfile").write_text(f"FROM {DEFAULT_TAG}\nRUN exit 7\n", encoding="utf-8")
     out = root / "results"
     proc = subprocess.Popen(evaluate_cmd(subs, out, "--workers", "2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -103,8 +107,8 @@ def _wait_for_instances(out: Path, n: int, proc: subprocess.Popen, timeout: floa
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         assert proc.poll() is None, "harness ended before it could be killed"
-        for log in out.glob("*/dev/instances.log"):
-            if len(log.read_text(errors="replace").splitlines()) >= n:
+        for sub in out.iterdir() if out.is_dir() else ():
+            if len(read_statuses(ResultsDir(out).run(sub.name, "dev").instances_log)) >= n:
                 return
         time.sleep(0.05)
     raise AssertionError("no instance was logged in time")
@@ -149,10 +153,13 @@ def test_sigkill_then_resume_gives_identical_scores(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_tears_everything_down(tmp_path, sig):
+    """The agent blocks after its first sentence and the timeouts are hours long, so the run is still up when the
+    signal lands, however slowly this machine goes."""
     subs = tmp_path / "subs"
-    make_submission(subs, "slow-c", "python3 /app/probe_agent.py slow")
+    make_submission(subs, "blocked", "python3 /app/probe_agent.py block-after-1")
     out = tmp_path / "results"
-    proc = subprocess.Popen(evaluate_cmd(subs, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(evaluate_cmd(subs, out, config=patient_config(tmp_path)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     _wait_for_instances(out, 1, proc)
     assert leftovers(f"harness.pid={proc.pid}"), "the run should be up"
     proc.send_signal(sig)

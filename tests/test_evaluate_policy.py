@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from evaluate_data.support import CONFIG
 
+from harness.batch import manifest
+from harness.batch.progress import Progress
 from harness.config import load_config
-from harness.orchestrator import failures, manifest
-from harness.orchestrator.evaluate import Progress
-from harness.orchestrator.run import data_paths
-from harness.orchestrator.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
+from harness.run import failures
+from harness.run.docker_backend import data_paths
+from harness.run.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
 from harness.runlog import read_statuses
 
 
@@ -112,7 +113,7 @@ def test_progress_lines():
 
 def test_leftover_ownership():
     """Resources of a dead harness, or of a pid since reused by another process, are leftovers; ours are not."""
-    from harness.orchestrator.network import _orphaned, _start_time, labels
+    from harness.run.network import _orphaned, _start_time, labels
 
     mine = labels("run", "participant")
     assert not _orphaned(mine, None) and _orphaned(mine, os.getpid())
@@ -123,3 +124,18 @@ def test_leftover_ownership():
     reused["harness.pid_start"] = "1" + init["harness.pid_start"]
     assert _orphaned(reused, None)  # the pid now belongs to another process
     assert not _orphaned(dict(mine, **{"harness.pid": "4194303", "harness.host": "elsewhere"}), None)
+
+
+def test_instance_count_is_the_length_the_server_serves(tmp_path):
+    """A blank line in a text source is an instance for the server, so it is one for the watchdog too."""
+    from harness.data.speech import load_dataset
+    from harness.run.spec import count_instances
+
+    (tmp_path / "s.en").write_text("one\n\nthree\n", encoding="utf-8")
+    (tmp_path / "r.es").write_text("uno\ndos\ntres\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(
+        "task: t\ntracks:\n  - name: tr\n    modality: text\n    source_lang: en\n    target_lang: es\n"
+        "    datasets:\n      dev: {source: s.en, references: {orig: r.es}}\n", encoding="utf-8")
+    track = load_config(tmp_path / "c.yaml").track("tr")
+    ds = track.dataset("dev")
+    assert count_instances(track, ds) == len(load_dataset("text", ds.source, ds.references)) == 3

@@ -12,6 +12,8 @@ import pytest
 import soundfile
 from evaluate_data.support import leftovers, requires_docker
 
+from harness.images.base import DEFAULT_TAG
+
 pytestmark = [pytest.mark.docker, requires_docker,
               pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")]
 
@@ -55,7 +57,7 @@ def test_speech_submission_receives_every_sample(tmp_path: Path) -> None:
     sub = tmp_path / "subs" / "counter"
     sub.mkdir(parents=True)
     (sub / "agent.py").write_text(AGENT, encoding="utf-8")
-    (sub / "Dockerfile").write_text("FROM harness-base:latest\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
+    (sub / "Dockerfile").write_text(f"FROM {DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
     (sub / "submission.yaml").write_text(
         "team: tests\nsystem: counter\ncontact: t@example.org\ntrack: speech-en-en\nkind: primary\n"
         "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"

@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 from harness import __version__
-from harness.orchestrator import images, wheelhouse
+from harness.images import base as images
+from harness.images import wheelhouse
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
     ["docker", "info"], capture_output=True).returncode != 0, reason="no Docker engine answers")]

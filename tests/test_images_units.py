@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.orchestrator import images, wheelhouse
+from harness.images import base as images
+from harness.images import wheelhouse
 
 
 def test_debian_mirror_from_one_line_and_deb822_sources() -> None:

@@ -17,8 +17,10 @@ import pytest
 from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
 
 from harness.config import load_config
-from harness.orchestrator import failures, network
-from harness.orchestrator.run import RunResult, RunSpec, docker_api, execute_run
+from harness.run import failures, network
+from harness.run.docker_backend import docker_api
+from harness.run.execute import execute_run
+from harness.run.spec import RunResult, RunSpec
 
 pytestmark = [pytest.mark.docker, requires_docker]
 
@@ -26,7 +28,7 @@ pytestmark = [pytest.mark.docker, requires_docker]
 @pytest.fixture(scope="module")
 def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The probe agent on the base image (built with plain `docker build`: these tests are about runs)."""
-    from harness.orchestrator.images import docker_env, ensure_base_image
+    from harness.images.base import docker_env, ensure_base_image
 
     ensure_base_image()
     folder = make_submission(tmp_path_factory.mktemp("subs"), "isolation-probe", "python3 /app/probe_agent.py copy")
@@ -42,7 +44,7 @@ def config():
 
 def run_probe(image: str, config, out: Path, *args: str) -> tuple[RunResult, str]:
     spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
-                   track="text-en-es", dataset="dev", out_dir=out)
+                   track=config.track("text-en-es"), dataset=config.track("text-en-es").dataset("dev"), out_dir=out)
     result = execute_run(spec)
     assert leftovers(f"harness.run={spec.run_id}") == [], "containers or networks left behind"
     log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""

@@ -10,13 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SubmissionError
-from harness.orchestrator import images
-from harness.orchestrator.submissions import (
-    LABEL_SUBMISSION,
-    BuildError,
-    build_submission_image,
-    load_submission,
-)
+from harness.images import base as images
+from harness.images.submission import LABEL_SUBMISSION, BuildError, build_submission_image
+from harness.intake.submission import load_submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(shutil.which("docker") is None or subprocess.run(
     ["docker", "info"], capture_output=True).returncode != 0, reason="no Docker engine answers")]
@@ -45,7 +41,7 @@ def tags() -> list[str]:
 
 
 def test_build_from_base_image(tmp_path: Path, tags: list[str]) -> None:
-    folder = make(tmp_path, "base-user", "FROM harness-base:latest\nCOPY agent.py /app/agent.py\n"
+    folder = make(tmp_path, "base-user", f"FROM {images.DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n"
                   "RUN cat /proc/net/dev > /app/netdev\n",
                   {"agent.py": "print('agent')\n", "secret/weights.bin": "w", ".dockerignore": "secret\n"})
     sub = load_submission(folder)

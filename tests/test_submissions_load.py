@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SubmissionError
-from harness.orchestrator.submissions import (
-    load_submission,
-    read_image_tar,
-    scan_context,
-    submission_tag,
-    uses_base_image,
-)
+from harness.images.context import scan_context, write_context
+from harness.images.submission import read_image_tar, submission_tag, uses_base_image
+from harness.intake.submission import load_submission
 
 VALID = """\
 team: Team-A
@@ -109,6 +105,23 @@ def test_scan_honours_dockerignore_and_keeps_the_dockerfile(tmp_path: Path) -> N
     assert set(scan.paths) == {".dockerignore", "Dockerfile", "agent.py", "models/keep.txt", "notes",
                                "submission.yaml"}
     assert scan.size == sum((folder / p).stat().st_size for p in scan.paths if (folder / p).is_file())
+
+
+def test_the_context_tar_holds_exactly_the_scan_and_links_as_links(tmp_path: Path) -> None:
+    folder = make(tmp_path, files={"Dockerfile": "FROM scratch\n", "agent.py": "x = 1\n", "big.bin": "0" * 100,
+                                   ".dockerignore": "*.bin\n"})
+    os.symlink("agent.py", folder / "alias.py")
+    scan = scan_context(folder, always=("Dockerfile",))
+    buf = io.BytesIO()
+    write_context(scan, buf)
+    head = tarfile.TarInfo.frombuf(buf.getvalue()[:512], "utf-8", "surrogateescape")
+    assert head.name == "." and head.isdir(), "the CLI needs a plain header first to see an archive"
+    buf.seek(0)
+    with tarfile.open(fileobj=buf, mode="r:") as tar:
+        members = {m.name: m for m in tar.getmembers() if m.name != "."}
+        assert set(members) == set(scan.paths) and "big.bin" not in members
+        assert members["alias.py"].issym() and members["alias.py"].linkname == "agent.py"
+        assert tar.extractfile(members["agent.py"]).read() == b"x = 1\n"
 
 
 def test_scan_size_cap(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.client.agent import AgentStates, ReadAction, ReviseAction, WriteAction
-from harness.orchestrator.submissions import load_submission
+from harness.intake.submission import load_submission
 from tests.templates_util import DEMO, ROOT, TEMPLATES, comparable_scores, http_run, joint_run, records
 
 pytestmark = pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")

@@ -37,6 +37,14 @@ def test_no_docker_reports_a_crash(tmp_path):
     assert "status       crash: exit code 3 after 1/3 instances  [partial output]" in proc.stdout
 
 
+def test_no_docker_enforces_the_idle_timeout(tmp_path):
+    """The local backend runs under the same watchdog as Docker: a client that never asks is killed, not waited on."""
+    folder = make_submission(tmp_path / "subs", "local-hang", "python3 probe_agent.py hang")
+    proc = validate(folder, tmp_path / "out", "--no-docker")
+    assert proc.returncode == 1
+    assert "status       timeout: idle timeout (no instance finished for 8 s)" in proc.stdout, proc.stdout
+
+
 def test_invalid_submission_is_one_line(tmp_path):
     folder = make_submission(tmp_path / "subs", "broken", "python3 probe_agent.py copy")
     (folder / "submission.yaml").write_text("team: [\n", encoding="utf-8")
@@ -61,8 +69,8 @@ def test_docker_pipeline_with_preflight(tmp_path):
 
 
 def test_no_docker_runs_an_example_submission_unchanged(tmp_path):
-    """A real example (wait-k over Apertium) validates locally with exactly the command it ships in Docker."""
-    example = Path(__file__).resolve().parents[1] / "examples" / "submissions" / "baselines-waitk3"
+    """A real baseline (wait-k over Apertium) validates locally with exactly the command it ships in Docker."""
+    example = Path(__file__).resolve().parents[1] / "agent_templates" / "waitk_apertium"
     proc = validate(example, tmp_path / "out", "--no-docker")
     assert proc.returncode == 0, proc.stderr
     assert "status       ok" in proc.stdout and "instances    3/3" in proc.stdout

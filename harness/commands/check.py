@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
+    from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
 
     config = load_config(args.config, check_files=False) if args.config else None
     report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,

@@ -1,4 +1,4 @@
-"""`harness evaluate SUBMISSIONS_DIR --config C --output RESULTS`: every submission, isolated, scored, summarized."""
+"""`harness evaluate SUBMISSION... --config C --output RESULTS`: every submission, isolated, scored, summarized."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ HELP = "build/load every submission, run each against the hidden data in isolati
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", type=Path, help="folder with one sub-folder per submission")
+    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                        help="a submission folder, ID=FOLDER (the id results show), a folder of submission folders, "
+                             "or a text file listing folders (one a line)")
     parser.add_argument("--config", required=True, type=Path, help="task config (YAML)")
     parser.add_argument("--output", required=True, type=Path, help="results folder")
     parser.add_argument("--dataset", default="test",
@@ -35,8 +37,8 @@ def install_signal_handlers() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.batch.evaluate import evaluate, load_options
     from harness.errors import HarnessError
-    from harness.orchestrator.evaluate import evaluate, load_options
 
     if args.workers < 1:
         raise HarnessError(f"--workers must be at least 1, got {args.workers}")

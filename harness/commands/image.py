@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.orchestrator import images
+    from harness.images import base as images
 
     tag = args.tag or images.DEFAULT_TAG
     started = time.monotonic()

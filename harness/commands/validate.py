@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.batch import validate
     from harness.config import load_config
     from harness.errors import HarnessError
-    from harness.orchestrator import validate
 
     config = load_config(args.config)
     if not any(args.dataset in t.datasets for t in config.tracks):

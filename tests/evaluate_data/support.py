@@ -30,8 +30,12 @@ requires_docker = pytest.mark.skipif(not docker_available(), reason="no Docker e
 
 
 def make_submission(root: Path, name: str, command: str | list[str], team: str = "tests",
-                    extra_yaml: str = "", base: str = "harness-base:latest") -> Path:
-    """A submission folder `root/name` running `command` in an image holding the probe agent."""
+                    extra_yaml: str = "", base: str | None = None) -> Path:
+    """A submission folder `root/name` running `command` in an image holding the probe agent (built FROM `base`,
+    default: this checkout's base image tag, `HARNESS_BASE_TAG` included)."""
+    from harness.images.base import DEFAULT_TAG
+
+    base = base or DEFAULT_TAG
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy2(PROBE, folder / "probe_agent.py")
@@ -43,13 +47,28 @@ def make_submission(root: Path, name: str, command: str | list[str], team: str =
     return folder
 
 
-def frozen_base(tag: str = "harness-test-frozen-base:latest") -> str:
+def frozen_base(tag: str | None = None) -> str:
     """A fixed tag of the current base image: submissions built FROM it keep their digest even when the harness
     source (and so harness-base) changes during the test."""
-    from harness.orchestrator.images import ensure_base_image
+    from harness.images.base import DEFAULT_TAG, ensure_base_image
 
+    tag = tag or "harness-test-frozen-base:" + DEFAULT_TAG.rpartition(":")[2]
     subprocess.run(["docker", "tag", ensure_base_image(), tag], check=True, capture_output=True)
     return tag
+
+
+def patient_config(folder: Path) -> Path:
+    """A copy of CONFIG in `folder` whose timeouts are far longer than any test, so that only the test ends a run
+    (dataset paths made absolute)."""
+    doc = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    for track in doc["tracks"]:
+        for ds in track["datasets"].values():
+            ds["source"] = str(HERE / ds["source"])
+            ds["references"] = {k: str(HERE / v) for k, v in ds["references"].items()}
+    doc["limits"].update(instance_timeout_s=3600, idle_timeout_s=3600, total_timeout_s=3600)
+    path = folder / "patient.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
 
 
 def leftovers(label: str) -> list[str]:

@@ -4,6 +4,7 @@
   copy             every sentence
   crash-after-1    exits with code 3 after the first sentence
   slow             sleeps 0.7 s per sentence (for the kill-and-resume test)
+  block-after-1    translates the first sentence, then blocks until killed (the run cannot end on its own)
   spam             writes 2 MB to stdout first, then translates (client.log cap)
 Modes that misbehave:
   net ADDR:PORT..  tries to connect to each address (GATEWAY: the default route's); prints JSON {addr: result}
@@ -17,6 +18,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 import urllib.request
 
@@ -31,9 +33,9 @@ def call(method, path, body=None):
     return json.loads(data) if data else None
 
 
-def translate(crash_after=None, pause=0.0):
+def translate(crash_after=None, pause=0.0, stop_after=None):
     n = call("GET", "/")["num_sentences"]
-    for i in range(n):
+    for i in range(n if stop_after is None else stop_after):
         if crash_after is not None and i == crash_after:
             print("crashing on purpose", flush=True)
             sys.exit(3)
@@ -93,6 +95,9 @@ elif MODE == "crash-after-1":
     translate(crash_after=1)
 elif MODE == "slow":
     translate(pause=0.7)
+elif MODE == "block-after-1":
+    translate(stop_after=1)
+    threading.Event().wait()
 elif MODE == "spam":
     line = "x" * 999 + "\n"
     for _ in range(2000):

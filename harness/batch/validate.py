@@ -1,21 +1,17 @@
 """`harness validate`: the organizer's pipeline on the dev set, for participants, with a readable report.
 
 With Docker it is exactly `harness evaluate` on one submission (same build, same isolation, same scoring) plus
-preflight checks: image architecture, image size, start-up time and peak memory. `--no-docker` runs the
-submission's command as a local process (working directory: the submission folder) against a local
-`harness server`, for quick iterations; commands should therefore use paths relative to the image's WORKDIR.
+preflight checks: image architecture, image size, start-up time and peak memory. `--no-docker` is the same
+`execute_run` on its local backend (`run/local_backend.py`): the submission's command as a local process (working
+directory: the submission folder) against a local `harness server`, for quick iterations; commands should
+therefore use paths relative to the image's WORKDIR.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +19,8 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from harness.orchestrator import failures
-from harness.orchestrator.run import count_instances
-from harness.runlog import read_records, read_statuses
+from harness.run import failures
+from harness.runlog import read_records
 
 STARTUP_WARN_S = 60.0
 MEMORY_WARN_FRACTION = 0.9
@@ -84,7 +79,7 @@ def _mb(n: int | float) -> str:
 def preflight(manifest_run: dict[str, Any], image: dict[str, Any], memory_limit: int,
               max_image_bytes: int) -> list[Check]:
     """Image architecture and size, start-up time and peak memory, from a run's manifest."""
-    from harness.orchestrator.images import host_architecture
+    from harness.images.base import host_architecture
 
     checks = []
     arch, host = image.get("architecture"), host_architecture()
@@ -123,11 +118,14 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
 def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
                     server_image: str | None = None, build_network: str = "default") -> Report:
     """The organizer's pipeline on one submission and one dataset."""
-    from harness.orchestrator.checks import DEFAULT_MAX_IMAGE_BYTES
-    from harness.orchestrator.evaluate import EvaluateOptions, Progress, evaluate
-    from harness.orchestrator.sandbox import parse_bytes
+    from harness.batch.evaluate import EvaluateOptions, evaluate
+    from harness.batch.progress import Progress
+    from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES
+    from harness.intake.discover import SubmissionRef
+    from harness.run.sandbox import parse_bytes
 
-    opts = EvaluateOptions(submissions=[folder], config=config, output=output, datasets=[dataset], workers=1,
+    opts = EvaluateOptions(submissions=[SubmissionRef(folder.name, folder)], config=config, output=output,
+                           datasets=[dataset], workers=1,
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
     summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
     rec = summary["runs"][0]
@@ -143,102 +141,24 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
     return report
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_health(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    import urllib.request
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise HarnessError(f"local server exited with code {proc.returncode}")
-        try:
-            urllib.request.urlopen(url + "/health", timeout=2).read()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise HarnessError(f"local server did not answer {url}/health within {timeout:g} s")
-
-
-def _pump(stream: Any, path: Path, cap: int) -> None:
-    written = 0
-    with open(path, "wb") as f:
-        for chunk in iter(lambda: stream.read1(65536), b""):
-            if written < cap:
-                f.write(chunk[: cap - written])
-                written += len(chunk)
-                if written >= cap:
-                    f.write(f"\n[harness: log truncated at {cap} bytes]\n".encode())
-                f.flush()
-
-
 def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path) -> Report:
-    """`--no-docker`: the submission's command as a local process against a local server."""
-    from harness.orchestrator.evaluate import score_run
-    from harness.orchestrator.submissions import load_submission
+    """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes)."""
+    from harness.batch.results import score_run
+    from harness.intake.submission import load_submission
+    from harness.run.execute import execute_run
+    from harness.run.local_backend import LocalBackend
+    from harness.run.spec import RunSpec
 
     sub = load_submission(folder)
     track = config.track(sub.track)
-    run = layout.ResultsDir(output).run(sub.id, dataset)
-    run_dir = run.path
-    run_dir.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    limits = config.limits
-    server = subprocess.Popen(
-        [sys.executable, "-m", "harness", "server", "--config", str(config.path), "--track", track.name,
-         "--dataset", dataset, "--port", str(port), "--output", str(run_dir), "--host", "127.0.0.1",
-         "--overwrite"], stdout=subprocess.DEVNULL, stderr=open(run.server_log, "wb"))  # noqa: SIM115
-    client: subprocess.Popen[bytes] | None = None
-    timed_out = None
-    try:
-        _wait_health(url, server)
-        env = {**os.environ, "HARNESS_SERVER_URL": url, "SERVER_URL": url, "SERVER_HOST": "127.0.0.1",
-               "SERVER_PORT": str(port)}
-        client = subprocess.Popen(list(sub.command), cwd=folder, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-        pump = threading.Thread(target=_pump, args=(client.stdout, run.client_log,
-                                                     limits.client_log_max_bytes), daemon=True)
-        pump.start()
-        t0 = last = time.monotonic()
-        size = -1
-        idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
-        while client.poll() is None:
-            time.sleep(0.1)
-            now = time.monotonic()
-            log = run.instances_log
-            new = log.stat().st_size if log.exists() else 0
-            if new != size:
-                size, last = new, now
-            if now - t0 > limits.total_timeout_s:
-                timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
-            elif now - last > idle_limit:
-                timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
-            if timed_out:
-                os.killpg(client.pid, 9)
-                client.wait()
-        pump.join(5)
-    finally:
-        if client is not None and client.poll() is None:
-            os.killpg(client.pid, 9)
-            client.wait()
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    statuses = read_statuses(run.instances_log)
-    expected = count_instances(config, track.name, dataset)
-    outcome = failures.classify_run(exit_code=client.returncode if client else None, oom_killed=False,
-                                    timed_out=timed_out, instance_statuses=statuses.values(), expected=expected)
+    run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
+    spec = RunSpec(submission_image="", command=sub.command, config=config, track=track,
+                   dataset=track.dataset(dataset), out_dir=run_dir.resolve())
+    result = execute_run(spec, backend=LocalBackend(folder))
+    outcome = result.outcome
     scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK) or {}
-    return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial, (len(statuses), expected),
-                  scores, run_dir, track=track.name)
+    return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
+                  (result.instances_done, result.instances_expected), scores, run_dir, track=track.name)
 
 
 def default_output() -> Path:

@@ -104,16 +104,6 @@ def hardware() -> dict[str, Any]:
             "kernel": platform.release(), "gpus": gpus}
 
 
-def docker_engine(api: Any) -> dict[str, Any]:
-    """Docker engine version, cgroup version and runtime (what the isolation flags depend on)."""
-    try:
-        info = api.info()
-        return {"server_version": info.get("ServerVersion"), "cgroup_version": info.get("CgroupVersion"),
-                "runtime": info.get("DefaultRuntime"), "security_options": info.get("SecurityOptions")}
-    except Exception:  # noqa: BLE001
-        return {}
-
-
 def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
     """Write (atomically) `manifest.json`."""
     path.parent.mkdir(parents=True, exist_ok=True)

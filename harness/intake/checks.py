@@ -17,8 +17,10 @@ from pathlib import Path
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from harness.orchestrator import images, submissions
-from harness.orchestrator.submissions import Submission
+from harness.images import base as images
+from harness.images import context
+from harness.images import submission as image_of
+from harness.intake.submission import Submission, load_submission
 
 ERROR, WARNING, OK = "error", "warning", "ok"
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024**3
@@ -60,7 +62,7 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
     """Every static check of a submission folder; never raises for a problem of the submission."""
     report = CheckReport(Path(path))
     try:
-        sub = submissions.load_submission(path)
+        sub = load_submission(path)
     except HarnessError as exc:
         report.add(ERROR, str(exc))
         return report
@@ -95,8 +97,8 @@ def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, ma
                       docker_ok: bool) -> None:
     rel = os.path.relpath(dockerfile, sub.path)
     try:
-        scan = submissions.scan_context(sub.path, max_bytes, always=(rel,))
-        report.add(OK, f"{sub.path}: build context {len(scan.paths)} entries, {submissions.human_size(scan.size)}")
+        scan = context.scan_context(sub.path, max_bytes, always=(rel,))
+        report.add(OK, f"{sub.path}: build context {len(scan.paths)} entries, {context.human_size(scan.size)}")
     except HarnessError as exc:
         report.add(ERROR, str(exc))
     else:
@@ -104,7 +106,7 @@ def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, ma
             if not _in_context(src, scan.paths):
                 report.add(ERROR, f"{dockerfile}:{line_no}: {instr} {src}: not in the build context "
                                   f"(missing, or excluded by .dockerignore)")
-    refs = submissions.from_images(dockerfile)
+    refs = image_of.from_images(dockerfile)
     if not refs:
         report.add(ERROR, f"{dockerfile}: no FROM line")
         return
@@ -119,12 +121,12 @@ def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, ma
 
 
 def _check_image_tar(report: CheckReport, sub: Submission, tar: Path, max_bytes: int | None) -> None:
-    cap = submissions.max_context_bytes() if max_bytes is None else max_bytes
+    cap = context.max_context_bytes() if max_bytes is None else max_bytes
     size = tar.stat().st_size
     if size > cap:
-        report.add(ERROR, f"{tar}: {submissions.human_size(size)} exceeds the cap of {submissions.human_size(cap)}")
+        report.add(ERROR, f"{tar}: {context.human_size(size)} exceeds the cap of {context.human_size(cap)}")
     try:
-        found = submissions.read_image_tar(tar)
+        found = image_of.read_image_tar(tar)
     except HarnessError as exc:
         report.add(ERROR, str(exc))
         return
@@ -145,7 +147,7 @@ def _check_platform(report: CheckReport, where: str, arch: str, os_name: str) ->
 
 
 def _check_built_image(report: CheckReport, sub: Submission, max_image_bytes: int) -> None:
-    tag = submissions.submission_tag(sub)
+    tag = image_of.submission_tag(sub)
     if not images.image_exists(tag):
         report.add(WARNING, f"image {tag} not built yet: architecture and size not checked "
                             f"(`harness validate` builds it)")
@@ -153,11 +155,11 @@ def _check_built_image(report: CheckReport, sub: Submission, max_image_bytes: in
     info = images.image_info(tag)
     _check_platform(report, f"image {tag}", info.architecture, info.os)
     if info.size > max_image_bytes:
-        report.add(ERROR, f"image {tag}: {submissions.human_size(info.size)} exceeds the size cap of "
-                          f"{submissions.human_size(max_image_bytes)}")
+        report.add(ERROR, f"image {tag}: {context.human_size(info.size)} exceeds the size cap of "
+                          f"{context.human_size(max_image_bytes)}")
     else:
-        cap = submissions.human_size(max_image_bytes)
-        report.add(OK, f"image {tag}: {submissions.human_size(info.size)} (cap {cap})")
+        cap = context.human_size(max_image_bytes)
+        report.add(OK, f"image {tag}: {context.human_size(info.size)} (cap {cap})")
 
 
 def _docker_answers() -> bool:

@@ -1,6 +1,6 @@
 """Wheelhouse: the harness package and its Python dependencies as wheels, built on the host and cached.
 
-Images never run pip against a network: `images.py` copies a wheelhouse into the build context and installs with
+Images never run pip against a network: `images/base.py` copies a wheelhouse into the build context and installs with
 `pip install --no-index --find-links`. Two caches under `cache_dir()` (default `~/.cache/harness`):
 
 - `wheelhouse/harness-<digest>/`: the harness wheel, keyed by a digest of the package's source files;

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.errors import HarnessError
-from harness.orchestrator import wheelhouse
+from harness.images import wheelhouse
 
 #: the base image tag; `HARNESS_BASE_TAG` overrides it (e.g. to keep parallel checkouts from sharing one image)
 DEFAULT_TAG = os.environ.get("HARNESS_BASE_TAG") or "harness-base:latest"

@@ -1,0 +1,100 @@
+"""Batch evaluation: every submission named on the command line × the chosen datasets, in isolation, scored.
+
+Scheduling: one `SubmissionJob` (batch/job.py) per submission, `--workers N` at a time, each run on its own
+network; the summary is rewritten as submissions finish (so an interrupted batch still leaves one) and the
+results stage (`finish_results`) runs once at the end. Ctrl-C / SIGTERM tear every run down.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import layout
+from harness.batch.job import SubmissionJob
+from harness.batch.progress import Progress
+from harness.batch.results import finish_results, write_summary
+from harness.config import TaskConfig, load_config
+from harness.errors import HarnessError
+from harness.intake.discover import SubmissionRef, discover
+
+
+@dataclass
+class EvaluateOptions:
+    """Everything `harness evaluate` (and `harness validate`) needs."""
+
+    submissions: list[SubmissionRef]
+    config: TaskConfig
+    output: Path
+    datasets: list[str]
+    workers: int = 1
+    resume: bool = False
+    server_image: str | None = None
+    collect_peak_memory: bool = False
+    #: network of the Dockerfile's RUN steps. Builds get the engine's default network: no hidden data exists at
+    #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
+    build_network: str = "default"
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[str, Any]:
+    """Evaluate every submission; writes the results folder and returns the summary object.
+
+    On KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command) every worker tears its run down,
+    leftovers of this process are removed, and the interrupt propagates.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    from harness.run.docker_backend import docker_api
+    from harness.run.network import remove_resources
+
+    api = docker_api()
+    remove_resources(api)  # leftovers of killed harness processes
+    server_image = opts.server_image
+    if server_image is None:
+        from harness.images.base import ensure_base_image
+
+        server_image = ensure_base_image()
+    opts.output.mkdir(parents=True, exist_ok=True)
+    progress = progress or Progress()
+    for ref in opts.submissions:
+        progress.add(ref.id, opts.datasets[0])
+    runs: list[dict[str, Any]] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, opts.workers), thread_name_prefix="harness-run")
+    futures = {pool.submit(SubmissionJob(f, opts, progress, server_image)): f for f in opts.submissions}
+    try:
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in done:
+                runs.extend(fut.result())
+            if done:  # the summary so far, so an interrupted batch still leaves one
+                write_summary(opts.config, opts.output, runs)
+            progress.render()
+    except BaseException:
+        opts.stop.set()
+        for fut in futures:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        remove_resources(api, only_pid=os.getpid())
+        progress.close()
+        raise
+    pool.shutdown(wait=True)
+    progress.close()
+    finish_results(opts.config, opts.output, runs)
+    return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
+
+
+def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,
+                 resume: bool) -> EvaluateOptions:
+    """Options for `harness evaluate` from its command-line values."""
+    config = load_config(config_path)
+    for ds in datasets:
+        if not any(ds in t.datasets for t in config.tracks):
+            raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
+    return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
+                           datasets=datasets, workers=workers, resume=resume)

@@ -1,0 +1,205 @@
+"""One submission of a batch: intake (submission.yaml, track) → image → one run per dataset → records.
+
+Each failure becomes that submission's status on every dataset (invalid_submission, build_error, or infra_error
+for a fault of the harness itself); a run is retried once on infra_error only; whatever instances a run logged
+are scored (flagged partial when it did not finish cleanly); `run.json` carries the resume key (batch/resume.py)
+and `manifest.json` what was run, on what, with which isolation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from harness import layout
+from harness.batch import manifest, resume
+from harness.batch.progress import Progress
+from harness.batch.results import read_json, score_run
+from harness.config import Dataset, Track
+from harness.errors import HarnessError, SubmissionError
+from harness.intake.discover import SubmissionRef
+from harness.run import failures
+from harness.run.execute import execute_run
+from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
+from harness.runlog import read_statuses
+
+if TYPE_CHECKING:
+    from harness.batch.evaluate import EvaluateOptions
+    from harness.images.base import ImageInfo
+    from harness.intake.submission import Submission
+
+_META = ("team", "system", "track", "kind", "baseline", "contact")
+
+
+class _Failed(Exception):
+    """The submission cannot be run: `outcome` is its status on every requested dataset."""
+
+    def __init__(self, outcome: failures.Outcome) -> None:
+        super().__init__(outcome.reason)
+        self.outcome = outcome
+
+
+def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
+           scores: dict[str, Any] | None) -> dict[str, Any]:
+    """One run's line of summary.json."""
+    return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
+            "track": meta.get("track"), "kind": meta.get("kind"), "baseline": bool(meta.get("baseline")),
+            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
+            "scores": scores or {}}
+
+
+def run_manifest(result: RunResult, attempts: int, run: layout.RunDir) -> dict[str, Any]:
+    """The manifest entry of a finished run (what happened, read back, timed)."""
+    return {
+        "status": result.outcome.status, "reason": result.outcome.reason, "partial": result.outcome.partial,
+        "attempts": attempts, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
+        "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
+        "instances": {"done": result.instances_done, "expected": result.instances_expected,
+                      "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
+        "isolation": result.isolation,
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+        "peak_memory_bytes": result.peak_memory_bytes,
+        "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
+        "window": [round(t, 3) for t in result.window] if result.window else None,
+    }
+
+
+def scored(run: layout.RunDir, track: Track, outcome: failures.Outcome
+           ) -> tuple[failures.Outcome, dict[str, Any] | None]:
+    """Score what the run logged; a clean run whose log cannot be scored is a protocol violation."""
+    try:
+        return outcome, score_run(run.path, track, outcome.partial or outcome.status != failures.OK)
+    except HarnessError as exc:
+        if outcome.status == failures.OK:
+            outcome = failures.Outcome(failures.PROTOCOL_VIOLATION, f"log cannot be scored: {exc}", True)
+        return outcome, None
+
+
+class SubmissionJob:
+    """Evaluates one submission on every requested dataset (called by a worker); returns summary records."""
+
+    def __init__(self, ref: SubmissionRef, opts: EvaluateOptions, progress: Progress, server_image: str) -> None:
+        self.ref, self.opts, self.progress, self.server_image = ref, opts, progress, server_image
+        self.sub_id = ref.id
+        self.out = layout.SubmissionDir(opts.output / ref.id)
+        self.man = manifest.base_manifest(self.sub_id, opts.config)
+        self.meta: dict[str, Any] = {}
+
+    def __call__(self) -> list[dict[str, Any]]:
+        self.out.path.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._evaluate()
+        except RunInterrupted:
+            raise
+        except _Failed as failed:
+            return self._fail_all(failed.outcome)
+        except Exception as exc:  # noqa: BLE001 - a harness fault must not stop the other submissions
+            return self._fail_all(failures.Outcome(failures.INFRA_ERROR,
+                                                   f"{type(exc).__name__}: {exc}".splitlines()[0]))
+        finally:
+            manifest.write_manifest(self.out.manifest, self.man)
+
+    def _fail_all(self, outcome: failures.Outcome) -> list[dict[str, Any]]:
+        for ds in self.opts.datasets:
+            self.man["runs"][ds] = {"status": outcome.status, "reason": outcome.reason}
+        self.progress.update(self.sub_id, state=outcome.status, note=outcome.reason)
+        return [record(self.sub_id, self.meta, ds, outcome, None) for ds in self.opts.datasets]
+
+    def _evaluate(self) -> list[dict[str, Any]]:
+        sub, track = self._intake()
+        info = self._image(sub)
+        datasets = [ds for ds in self.opts.datasets if ds in track.datasets]
+        if not datasets:
+            raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION,
+                                           f"track {track.name!r} has no dataset {', '.join(self.opts.datasets)}"))
+        records = []
+        for name in datasets:
+            if self.opts.stop.is_set():
+                raise RunInterrupted()
+            records.append(self._dataset(sub, track, track.dataset(name), info))
+        return records
+
+    def _intake(self) -> tuple[Submission, Track]:
+        """submission.yaml and its track; `_Failed` (invalid_submission) naming the fault."""
+        from harness.intake.submission import load_submission
+
+        self.progress.update(self.sub_id, state="checking")
+        try:
+            sub = load_submission(self.ref.path)
+            self.meta = {k: getattr(sub, k, None) for k in _META}
+            self.man["submission_yaml"] = self.meta
+            return sub, self.opts.config.track(sub.track)
+        except HarnessError as exc:
+            raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, str(exc))) from None
+
+    def _image(self, sub: Submission) -> ImageInfo:
+        """The submission's image, built or loaded; `_Failed` (build_error / invalid_submission) otherwise."""
+        from harness.images.submission import build_submission_image
+
+        self.progress.update(self.sub_id, state="building")
+        t0 = time.monotonic()
+        try:
+            info = build_submission_image(sub, self.out.build_log, network=self.opts.build_network)
+        except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
+            self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
+            line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            kind = failures.INVALID_SUBMISSION if isinstance(exc, SubmissionError) else failures.BUILD_ERROR
+            raise _Failed(failures.Outcome(kind, line)) from None
+        self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
+                             "architecture": info.architecture}
+        self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}
+        return info
+
+    def _dataset(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo) -> dict[str, Any]:
+        """One dataset: resumed when already finished with the same key, else run, scored and recorded."""
+        run = self.out.run(ds.name)
+        key, hashes = resume.run_key(info.digest, self.opts.config, track, ds)
+        entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
+                                 "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
+                                                                                     len(ds.references))}
+        self.man["runs"][ds.name] = entry
+        expected = count_instances(track, ds)
+        prev = resume.finished_run(run, key) if self.opts.resume else None
+        if prev:
+            return self._resumed(run, ds.name, prev, entry, expected)
+        if run.path.exists():  # an unfinished or outdated run starts over (see batch/resume.py)
+            shutil.rmtree(run.path)
+        run.path.mkdir(parents=True, exist_ok=True)
+        resume.mark_started(run, key)
+        result, attempts = self._execute(sub, track, ds, info, run, expected)
+        outcome, scores = scored(run, track, result.outcome)
+        if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
+            entry["sacrebleu_signature"] = scores["BLEU"]["signature"]
+        entry.update(run_manifest(result, attempts, run), status=outcome.status, reason=outcome.reason,
+                     partial=outcome.partial)
+        resume.mark_finished(run, key, outcome, entry)
+        self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
+                             done=result.instances_done, total=expected)
+        return record(self.sub_id, self.meta, ds.name, outcome, scores)
+
+    def _resumed(self, run: layout.RunDir, ds_name: str, prev: dict[str, Any], entry: dict[str, Any],
+                 expected: int) -> dict[str, Any]:
+        outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
+        scores = read_json(run.scores) if run.scores.exists() else None
+        entry.update(prev.get("manifest") or {}, resumed=True)
+        self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
+                             done=expected, total=expected)
+        return record(self.sub_id, self.meta, ds_name, outcome, scores)
+
+    def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
+                 expected: int) -> tuple[RunResult, int]:
+        """The isolated run, retried once on infra_error; (result, attempts)."""
+        attempt = 0
+        while True:
+            self.progress.update(self.sub_id, dataset=ds.name, state="starting" if attempt == 0 else "retrying",
+                                 done=len(read_statuses(run.instances_log)), total=expected)
+            spec = RunSpec(submission_image=info.id, command=sub.command, config=self.opts.config, track=track,
+                           dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
+                           collect_peak_memory=self.opts.collect_peak_memory)
+            result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
+                self.sub_id, state="running", done=d, total=n))
+            if not failures.should_retry(result.outcome.status, attempt):
+                return result, attempt + 1
+            attempt += 1

@@ -1,0 +1,68 @@
+"""The terminal display of a batch: one status line per submission (redrawn in place on a terminal)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from harness.run import failures
+
+
+class Progress:
+    """One status line per submission: dataset, state, instance counter, elapsed time, reason.
+
+    On a terminal the block of lines is redrawn in place; otherwise a line is printed whenever a submission's
+    state changes (so logs stay readable). Thread-safe: workers call `update`, the main thread `render`.
+    """
+
+    def __init__(self, stream: Any = None, tty: bool | None = None) -> None:
+        import sys
+
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.lines: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.drawn = 0
+        self.width = max(len(k) for k in self.lines) if self.lines else 20
+
+    def add(self, sub: str, dataset: str) -> None:
+        with self.lock:
+            self.lines[sub] = {"dataset": dataset, "state": "queued", "done": 0, "total": 0, "note": None,
+                               "t0": time.monotonic(), "printed": None}
+            self.width = max(self.width, len(sub))
+
+    def update(self, sub: str, **changes: Any) -> None:
+        with self.lock:
+            line = self.lines.setdefault(sub, {"dataset": "", "state": "", "done": 0, "total": 0, "note": None,
+                                               "t0": time.monotonic(), "printed": None})
+            if changes.get("state") in ("checking", "building") and line["state"] == "queued":
+                line["t0"] = time.monotonic()
+            line.update({k: v for k, v in changes.items() if v is not None or k == "note"})
+            final = str(line["state"]).split(" ")[0] in failures.STATUSES
+            line["t_end"] = line.get("t_end") or time.monotonic() if final else None
+            if not self.tty and line["printed"] != (line["dataset"], line["state"]):
+                line["printed"] = (line["dataset"], line["state"])
+                self.stream.write(self.format(sub, line) + "\n")
+                self.stream.flush()
+
+    def format(self, sub: str, line: dict[str, Any]) -> str:
+        counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
+        text = (f"{sub:<{self.width}}  {line['dataset']:<6} {line['state']:<18} {counter:>9}  "
+                f"{(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
+        if line.get("note"):
+            text += f"  {line['note']}"
+        return text[:200]
+
+    def render(self) -> None:
+        if not self.tty:
+            return
+        with self.lock:
+            out = "".join(f"\x1b[{self.drawn}F" if self.drawn else "")
+            out += "".join(f"\x1b[2K{self.format(s, ln)}\n" for s, ln in self.lines.items())
+            self.drawn = len(self.lines)
+            self.stream.write(out)
+            self.stream.flush()
+
+    def close(self) -> None:
+        self.render()

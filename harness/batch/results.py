@@ -1,0 +1,75 @@
+"""The results stage of a batch: scoring each run once from its file, the summary, and `finish_results`,
+the one hand-off after all runs (today: Norm-Score against each track's baseline, then summary.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import __version__, layout
+from harness.config import TaskConfig, Track
+from harness.runlog import read_statuses
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=1, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def score_run(run_dir: Path, track: Track, partial: bool) -> dict[str, Any] | None:
+    """Score what the run logged (None when nothing was logged); writes scores.json."""
+    from harness.scoring import score_path, write_scores
+
+    log = layout.RunDir(run_dir).instances_log
+    if not read_statuses(log):
+        return None
+    scores = score_path(log, tokenizer=track.tokenizer, computation_aware=track.computation_aware)
+    if isinstance(scores.get("info"), dict):
+        scores["info"]["partial"] = partial
+    write_scores(log, scores)
+    return scores
+
+
+def finish_results(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
+    """The results-stage step once every run is scored: Norm-Score against each track's baseline (rewriting
+    those runs' scores.json), then `summary.json`. The single call site of this stage; its path."""
+    add_norm_scores(config, output, runs)
+    return write_summary(config, output, runs)
+
+
+def add_norm_scores(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> None:
+    """NormBLEU against the track's configured baseline submission, where it ran on the same dataset."""
+    from harness.scoring import add_norm_scores as add_norm
+    from harness.scoring import write_scores
+
+    for track in config.tracks:
+        if not track.baseline:
+            continue
+        base = {r["dataset"]: r for r in runs if r["submission"] == track.baseline and r["scores"]}
+        for r in runs:
+            b = base.get(r["dataset"])
+            if r["track"] == track.name and r["scores"] and b is not None:
+                add_norm(r["scores"], b["scores"], track.baseline)
+                write_scores(layout.ResultsDir(output).run(r["submission"], r["dataset"]).instances_log, r["scores"])
+
+
+def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
+    """RESULTS/summary.json (docs/formats.md)."""
+    summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
+               "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}
+    path = layout.ResultsDir(output).summary
+    write_json(path, summary)
+    return path

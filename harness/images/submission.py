@@ -1,0 +1,210 @@
+"""A submission's image: built from its Dockerfile or loaded from its `image.tar`, tagged, checked.
+
+Builds stream the context (`harness.images.context`) to `docker build -`, so the size cap and the link check apply
+to exactly what the engine receives; `RUN` steps get the network the caller names (`harness evaluate`: the
+engine's default). `image.tar` is loaded with its tags stripped, so it cannot take over another image's name.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from harness import __version__
+from harness.errors import HarnessError, SubmissionError
+from harness.images import base as images
+from harness.images.base import ImageInfo
+from harness.images.context import human_size, max_context_bytes, scan_context, write_context
+from harness.intake.submission import Submission
+
+DEFAULT_BUILD_TIMEOUT_S = 3600.0
+LABEL_SUBMISSION = "org.harness.submission"
+
+
+class BuildError(HarnessError):
+    """The submission's image could not be built or loaded (failure class `build_error`); see build.log."""
+
+
+def submission_tag(sub: Submission) -> str:
+    """The engine tag of a submission's image: `harness-submission/<id>:latest` (id lowercased and sanitized)."""
+    safe = re.sub(r"[^a-z0-9._-]+", "-", sub.id.lower()).strip("-._") or "submission"
+    return f"harness-submission/{safe}:latest"
+
+
+def from_images(dockerfile: Path) -> list[str]:
+    """Images named by the FROM lines of a Dockerfile (stage names and --platform left out)."""
+    stages: set[str] = set()
+    refs = []
+    text = dockerfile.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ")
+    for m in re.finditer(r"^\s*FROM\s+(.+)$", text, re.M | re.I):
+        words = [w for w in m.group(1).split() if not w.startswith("--")]
+        if not words:
+            continue
+        if words[0].lower() not in stages:
+            refs.append(words[0])
+        if len(words) >= 3 and words[1].lower() == "as":
+            stages.add(words[2].lower())
+    return refs
+
+
+def uses_base_image(dockerfile: Path) -> bool:
+    """True if a FROM line names the harness base image."""
+    base_repo = images.DEFAULT_TAG.split(":")[0]
+    return any(ref.split(":")[0].split("@")[0] == base_repo for ref in from_images(dockerfile))
+
+
+def build_submission_image(sub: Submission, build_log: Path, tag: str | None = None,
+                           max_context_bytes: int | None = None, network: str = "none",
+                           timeout_s: float = DEFAULT_BUILD_TIMEOUT_S) -> ImageInfo:
+    """Build (Dockerfile) or load (image.tar) the submission's image; docker's output goes to `build_log`.
+
+    Raises SubmissionError for an invalid folder (context too big, escaping link, foreign architecture) and
+    BuildError when docker fails. `network` is the network of RUN steps ("none" by default).
+    """
+    tag = tag or submission_tag(sub)
+    build_log = Path(build_log)
+    build_log.parent.mkdir(parents=True, exist_ok=True)
+    build_log.write_text(f"# harness {__version__}: image of submission {sub.id} → {tag}\n", encoding="utf-8")
+    started = time.monotonic()
+    if sub.build.dockerfile is not None:
+        _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s)
+    else:
+        assert sub.build.image_tar is not None
+        _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s)
+    info = images.image_info(tag, tag=tag, build_s=round(time.monotonic() - started, 3))
+    with build_log.open("a", encoding="utf-8") as f:
+        f.write(f"# image {info.id} ({info.architecture}, {info.size} bytes) in {info.build_s:.1f} s\n")
+    if info.architecture and info.architecture != images.host_architecture():
+        raise SubmissionError(f"{sub.yaml_path}: build: image architecture {info.architecture} does not run on "
+                              f"this {images.host_architecture()} host")
+    return info
+
+
+def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: int | None, network: str,
+           timeout_s: float) -> None:
+    rel_dockerfile = dockerfile.relative_to(sub.path).as_posix()
+    scan = scan_context(sub.path, max_bytes, always=(rel_dockerfile,))
+    if uses_base_image(dockerfile):
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"# base image: {images.ensure_base_image()}\n")
+    cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, "--label", f"{LABEL_SUBMISSION}={sub.id}",
+           "--network", network, "-"]
+    with log.open("a", encoding="utf-8") as f:
+        f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
+    rc = _pipe_into(cmd, lambda stdin: write_context(scan, stdin), log, timeout_s,
+                    f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})")
+    if rc != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
+
+
+def _pipe_into(cmd: list[str], produce: Callable[[IO[bytes]], None], log: Path, timeout_s: float,
+               timeout_message: str) -> int:
+    """Run a docker command whose stdin `produce` writes, its output appended to `log`; its exit code.
+
+    The command is killed on timeout (BuildError with `timeout_message`) and on any interruption."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                                env=images.docker_env())
+        try:
+            assert proc.stdin is not None
+            try:
+                produce(proc.stdin)
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise BuildError(timeout_message) from None
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+
+
+def read_image_tar(path: Path) -> list[dict[str, str]]:
+    """Images in a `docker save` tar without loading it: [{"tags": ..., "architecture": ..., "os": ...}].
+
+    SubmissionError if the file is not such a tar."""
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            names = {m.name.lstrip("./"): m for m in tar.getmembers() if m.isfile()}
+            if "manifest.json" not in names:
+                raise SubmissionError(f"{path}: not a `docker save` archive (no manifest.json)")
+            manifest = json.load(tar.extractfile(names["manifest.json"]))  # type: ignore[arg-type]
+            out = []
+            for entry in manifest:
+                config_name = str(entry.get("Config", "")).lstrip("./")
+                config = json.load(tar.extractfile(names[config_name])) if config_name in names else {}  # type: ignore[arg-type]
+                out.append({"tags": ",".join(entry.get("RepoTags") or []),
+                            "architecture": config.get("architecture", ""), "os": config.get("os", "")})
+            return out
+    except (tarfile.TarError, OSError, ValueError, KeyError) as exc:
+        raise SubmissionError(f"{path}: cannot read image archive: {exc}") from None
+
+
+def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float) -> None:
+    """`docker load` the archive with its tags stripped (so it cannot overwrite harness-base or any other tag),
+    then tag the loaded image ourselves."""
+    max_bytes = max_context_bytes() if max_bytes is None else max_bytes
+    size = tar_path.stat().st_size
+    if size > max_bytes:
+        raise SubmissionError(f"{tar_path}: {human_size(size)} exceeds the cap of {human_size(max_bytes)}")
+    found = read_image_tar(tar_path)
+    if len(found) != 1:
+        raise SubmissionError(f"{tar_path}: holds {len(found)} images; expected exactly one")
+    with log.open("a", encoding="utf-8") as f:
+        f.write(f"$ docker load < {tar_path} (tags stripped)\n")
+    start = log.stat().st_size
+    rc = _pipe_into(["docker", "load"], lambda stdin: _untagged_copy(tar_path, stdin), log, timeout_s,
+                    f"{tar_path}: docker load took longer than {timeout_s:.0f} s")
+    with log.open("rb") as f:
+        f.seek(start)
+        output = f.read().decode("utf-8", "replace")
+    if rc != 0:
+        raise BuildError(f"{tar_path}: docker load failed: {images.last_line(output)}")
+    loaded = list(_loaded_refs(output))
+    if not loaded:
+        raise BuildError(f"{tar_path}: docker load reported no image")
+    images.docker(["tag", loaded[-1], tag])
+
+
+#: Members of a `docker save` archive that name tags; dropped (index.json / oci-layout: OCI tags for new engines).
+_TAG_MEMBERS = {"repositories", "index.json", "oci-layout"}
+
+
+def _untagged_copy(src: Path, stream: Any) -> None:
+    """Copy a `docker save` archive to `stream` with `RepoTags` emptied and tag-bearing members left out."""
+    with tarfile.open(src, "r:*") as tin, tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tout:
+        for member in tin:
+            name = member.name.lstrip("./") if member.name not in (".", "./") else "."
+            if name in _TAG_MEMBERS:
+                continue
+            if name == "manifest.json" and member.isfile():
+                manifest = json.load(tin.extractfile(member))  # type: ignore[arg-type]
+                for entry in manifest:
+                    entry["RepoTags"] = None
+                data = json.dumps(manifest).encode()
+                info = tarfile.TarInfo(member.name)
+                info.size, info.mode, info.mtime = len(data), 0o644, int(member.mtime)
+                tout.addfile(info, io.BytesIO(data))
+            elif member.isfile():
+                tout.addfile(member, tin.extractfile(member))
+            else:
+                tout.addfile(member)
+
+
+def _loaded_refs(output: str) -> Iterator[str]:
+    for line in output.splitlines():
+        m = re.match(r"^Loaded image(?: ID)?:\s*(\S+)", line.strip())
+        if m:
+            yield m.group(1)

@@ -1,0 +1,156 @@
+"""`submission.yaml` → typed `Submission` (schema and the files it names; see docs/formats.md).
+
+A submission folder holds `submission.yaml` and either a Dockerfile (built with the folder as context) or
+`image.tar` (`docker load`-ed); `harness.images.submission` gets the image. Every error names the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import SubmissionError
+
+__all__ = ["BuildSpec", "Submission", "load_submission"]
+
+SUBMISSION_FILE = "submission.yaml"
+KINDS = ("primary", "contrastive")
+_FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """How to get the image: exactly one of `dockerfile` (built, context = the submission folder) or `image_tar`."""
+
+    dockerfile: Path | None = None
+    image_tar: Path | None = None
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated submission folder. `command` is the container's argv (a YAML string runs under /bin/sh -c)."""
+
+    path: Path
+    id: str
+    team: str
+    system: str
+    track: str
+    build: BuildSpec
+    command: tuple[str, ...]
+    kind: str = "primary"
+    contact: str = ""
+    description: str = ""
+    baseline: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def yaml_path(self) -> Path:
+        return self.path / SUBMISSION_FILE
+
+
+# ---------------------------------------------------------------------------------------------------- loading
+
+def load_submission(path: str | Path) -> Submission:
+    """Read and validate `PATH/submission.yaml` (or PATH itself when it names the file)."""
+    p = Path(path)
+    folder = p.parent if p.name == SUBMISSION_FILE and p.is_file() else p
+    yml = folder / SUBMISSION_FILE
+    if not folder.is_dir():
+        raise SubmissionError(f"{folder}: submission folder not found")
+    try:
+        text = yml.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SubmissionError(f"{yml}: file not found (every submission needs a {SUBMISSION_FILE})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"{yml}: cannot read: {exc}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        raise SubmissionError(f"{yml}:{line} invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    return _parse(yml, folder.resolve(), raw)
+
+
+def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
+    def fail(where: str, message: str) -> SubmissionError:
+        return SubmissionError(f"{yml}: {where}: {message}")
+
+    if not isinstance(raw, dict):
+        raise fail("top level", f"expected a mapping, got {type(raw).__name__}")
+    for key in raw:
+        if key not in _FIELDS:
+            raise fail(str(key), f"unknown field (known: {', '.join(_FIELDS)})")
+
+    def text(key: str, required: bool = True, pattern: re.Pattern[str] | None = None) -> str:
+        value = raw.get(key)
+        if value is None or value == "":
+            if required:
+                raise fail(key, "missing required field")
+            return ""
+        if not isinstance(value, str):
+            raise fail(key, f"expected a string, got {type(value).__name__} {value!r}")
+        if pattern is not None and not pattern.match(value):
+            raise fail(key, f"{value!r} must be letters, digits, '.', '_' or '-'")
+        return value.strip()
+
+    kind = text("kind", required=False) or "primary"
+    if kind not in KINDS:
+        raise fail("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    baseline = raw.get("baseline", False)
+    if not isinstance(baseline, bool):
+        raise fail("baseline", f"expected true or false, got {baseline!r}")
+    return Submission(
+        path=folder,
+        id=folder.name,
+        team=text("team", pattern=_NAME),
+        system=text("system", pattern=_NAME),
+        track=text("track"),
+        build=_build_spec(raw.get("build"), folder, fail),
+        command=_command(raw.get("command"), fail),
+        kind=kind,
+        contact=text("contact", required=False),
+        description=text("description", required=False),
+        baseline=baseline,
+        raw=raw,
+    )
+
+
+def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
+    if value is None:
+        raise fail("build", "missing required field ({dockerfile: Dockerfile} or {image: image.tar})")
+    if not isinstance(value, dict):
+        raise fail("build", f"expected a mapping ({{dockerfile: ...}} or {{image: ...}}), got {value!r}")
+    unknown = [k for k in value if k not in ("dockerfile", "image")]
+    if unknown:
+        raise fail(f"build.{unknown[0]}", "unknown field (known: dockerfile, image)")
+    if ("dockerfile" in value) == ("image" in value):
+        raise fail("build", "give exactly one of dockerfile or image")
+    key = "dockerfile" if "dockerfile" in value else "image"
+    rel = value[key]
+    if not isinstance(rel, str) or not rel.strip():
+        raise fail(f"build.{key}", f"expected a file path, got {rel!r}")
+    if os.path.isabs(rel):
+        raise fail(f"build.{key}", f"{rel!r} must be a path relative to the submission folder")
+    target = (folder / rel).resolve()
+    if not target.is_relative_to(folder):
+        raise fail(f"build.{key}", f"{rel!r} points outside the submission folder")
+    if not target.is_file():
+        raise fail(f"build.{key}", f"file not found: {folder / rel}")
+    return BuildSpec(dockerfile=target) if key == "dockerfile" else BuildSpec(image_tar=target)
+
+
+def _command(value: Any, fail: Any) -> tuple[str, ...]:
+    if isinstance(value, str) and value.strip():
+        return ("/bin/sh", "-c", value.strip())
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    if value is None:
+        raise fail("command", "missing required field (the client command run inside the container)")
+    raise fail("command", f"expected a non-empty string or list of strings, got {value!r}")

@@ -1,0 +1,272 @@
+"""The Docker backend of `execute_run`: the run inside isolated containers (`harness evaluate`).
+
+A fresh internal network; the server container (harness image; the only container with the hidden data,
+read-only, and the output folder), probed from inside; the participant container under the sandbox policy; after
+the run, the exit code, out-of-memory flag and isolation flags read back from `docker inspect`. A harness killed
+with SIGKILL leaves labelled resources that `network.remove_resources` deletes at the next start.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import layout
+from harness.config import TaskConfig
+from harness.run import failures, network
+from harness.run.sandbox import SandboxPolicy, applied_isolation, participant_user
+from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, health_probe
+
+SERVER_PORT = 8000
+SERVER_LOG_MAX_BYTES = 5_000_000
+
+
+def data_paths(config: TaskConfig) -> list[Path]:
+    """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
+    paths: set[Path] = {config.path}
+    for track in config.tracks:
+        for ds in track.datasets.values():
+            files = [ds.source, *ds.references.values()]
+            paths.update(p for p in files if p.exists())
+            if track.modality == "speech" and ds.source.is_file():
+                for line in ds.source.read_text(encoding="utf-8").splitlines():
+                    if line.strip():
+                        audio = (ds.source.parent / line.strip()).resolve()
+                        paths.add(audio.parent)
+    dirs = sorted(p for p in paths if p.is_dir())
+    keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
+    return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
+
+
+class _PeakMemory(threading.Thread):
+    """The highest memory use of a container: its cgroup's own peak counter, read from the host every 0.1 s
+    (cgroup v1 `memory.max_usage_in_bytes`, v2 `memory.peak` or `memory.current`), else `docker stats`."""
+
+    def __init__(self, api: Any, container: str) -> None:
+        super().__init__(daemon=True)
+        self.api, self.container = api, container
+        self.peak: int | None = None
+        self.done = threading.Event()
+
+    def _files(self) -> list[Path]:
+        c = self.container
+        roots = [Path("/sys/fs/cgroup/memory/docker") / c, Path(f"/sys/fs/cgroup/memory/system.slice/docker-{c}.scope"),
+                 Path("/sys/fs/cgroup/docker") / c, Path(f"/sys/fs/cgroup/system.slice/docker-{c}.scope")]
+        names = ("memory.max_usage_in_bytes", "memory.peak", "memory.current")
+        return [r / n for r in roots for n in names if (r / n).is_file()][:1]
+
+    def run(self) -> None:
+        files = self._files()
+        if not files:
+            return self._from_stats()
+        while True:
+            try:
+                self.peak = max(self.peak or 0, int(files[0].read_text().strip()))
+            except (OSError, ValueError):
+                return
+            if self.done.wait(0.1):
+                return
+
+    def _from_stats(self) -> None:
+        try:
+            for s in self.api.stats(self.container, stream=True, decode=True):
+                mem = s.get("memory_stats") or {}
+                value = max(int(mem.get("max_usage") or 0), int(mem.get("usage") or 0))
+                if value:
+                    self.peak = max(self.peak or 0, value)
+                if self.done.is_set() or not (s.get("pids_stats") or {}).get("current"):
+                    return
+        except Exception:  # noqa: BLE001
+            return
+
+
+def docker_api() -> Any:
+    """A low-level Docker API client; no engine is an InfraError."""
+    import docker
+
+    try:
+        return docker.from_env(timeout=120).api
+    except Exception as exc:  # noqa: BLE001
+        raise failures.InfraError(f"no Docker engine answers: {exc}") from None
+
+
+def _wait_exit(api: Any, cid: str, seconds: float) -> int | None:
+    """The exit code if the container stops within `seconds`, else None."""
+    import requests
+
+    try:
+        return int(api.wait(cid, timeout=seconds)["StatusCode"])
+    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+        return None
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    """Call `fn` in a helper thread; its failure shows up in what the caller inspects afterwards."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _tail(path: Path, n: int = 300) -> str:
+    try:
+        return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
+    except OSError:
+        return ""
+
+
+class _Container:
+    """The participant container as the watchdog sees it."""
+
+    def __init__(self, api: Any, cid: str) -> None:
+        self.api, self.cid = api, cid
+
+    def wait(self, seconds: float) -> int | None:
+        return _wait_exit(self.api, self.cid, seconds)
+
+    def kill(self) -> None:
+        try:
+            self.api.kill(self.cid)
+        except Exception:  # noqa: BLE001 - exited meanwhile
+            pass
+
+
+class DockerBackend:
+    """One run in containers on a per-run internal network; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.api: Any = docker_api()
+        self.created: list[str] = []
+        self.net: dict[str, Any] | None = None
+        self.server_id = ""
+        self.part_id = ""
+        self.server_pump: LogPump | None = None
+        self.client_pump: LogPump | None = None
+        self.probe: tuple[str, threading.Thread] | None = None
+        self.mem: _PeakMemory | None = None
+
+    def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        t0 = time.monotonic()
+        api = self.api
+        name = f"harness-{spec.run_id}"
+        self.net = net = network.create_network(api, f"{name}-net", spec.run_id)
+        timings["network_s"] = time.monotonic() - t0
+        mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+        server = api.create_container(
+            spec.server_image,
+            command=server_command(spec, SERVER_PORT, "0.0.0.0"),
+            name=f"{name}-server",
+            user=f"{os.getuid()}:{os.getgid()}",
+            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
+            labels=network.labels(spec.run_id, "server"),
+            host_config=api.create_host_config(binds=mounts, network_mode=net["Name"], init=True),
+            networking_config=api.create_networking_config(
+                {net["Name"]: api.create_endpoint_config(aliases=[network.SERVER_ALIAS])}),
+        )
+        self.server_id = server["Id"]
+        self.created.append(self.server_id)
+        api.start(self.server_id)
+        self.server_pump = LogPump(lambda: api.logs(self.server_id, stdout=True, stderr=True, stream=True,
+                                                    follow=True), run_dir.server_log, SERVER_LOG_MAX_BYTES)
+        self.server_pump.start()
+        probe = api.exec_create(self.server_id, ["python3", "-c", health_probe(SERVER_PORT)])
+        # the health probe runs while the participant container is being created
+        thread = threading.Thread(target=_quietly, args=(api.exec_start, probe["Id"]), daemon=True)
+        thread.start()
+        self.probe = (probe["Id"], thread)
+
+    def prepare_participant(self, spec: RunSpec) -> None:
+        api, net = self.api, self.net
+        assert net is not None
+        image = api.inspect_image(spec.submission_image)
+        user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
+        host = network.SERVER_ALIAS
+        policy = SandboxPolicy.from_limits(spec.config.limits)
+        argv = participant_argv(spec.command)
+        part = api.create_container(
+            spec.submission_image,
+            entrypoint=argv[:1],
+            command=argv[1:],
+            name=f"harness-{spec.run_id}-participant",
+            user=user,
+            environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
+            labels=network.labels(spec.run_id, "participant"),
+            host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+        )
+        self.part_id = part["Id"]
+        self.created.append(self.part_id)
+
+    def wait_server_ready(self, run_dir: layout.RunDir) -> None:
+        assert self.probe is not None and self.server_pump is not None
+        probe_id, thread = self.probe
+        thread.join(SERVER_READY_TIMEOUT_S + 10)
+        if self.api.exec_inspect(probe_id).get("ExitCode") != 0:
+            self.server_pump.join(2)
+            raise failures.InfraError(f"server not healthy: {_tail(run_dir.server_log)}")
+
+    def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Container:
+        api, cid = self.api, self.part_id
+        self.client_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
+                                   run_dir.client_log, spec.config.limits.client_log_max_bytes)
+        api.start(cid)
+        self.client_pump.start()
+        if spec.collect_peak_memory:
+            self.mem = _PeakMemory(api, cid)
+            self.mem.start()
+        return _Container(api, cid)
+
+    def server_activity(self) -> float:
+        assert self.server_pump is not None
+        return self.server_pump.last_activity
+
+    def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
+        api = self.api
+        assert self.client_pump is not None and self.net is not None
+        self.client_pump.join(5)
+        info = api.inspect_container(self.part_id)
+        if result.exit_code is None:
+            result.exit_code = info["State"].get("ExitCode")
+        result.oom_killed = bool(info["State"].get("OOMKilled"))
+        result.isolation = applied_isolation(info, api.inspect_network(self.net["Id"]))
+        result.client_log_truncated = self.client_pump.truncated
+        if self.mem:
+            self.mem.done.set()
+            self.mem.join(2)
+            result.peak_memory_bytes = self.mem.peak
+        server_state = api.inspect_container(self.server_id)["State"]
+        if not server_state.get("Running"):
+            raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
+                                      f"{_tail(run_dir.server_log)}")
+
+    def teardown(self) -> None:
+        _teardown(self.api, self.created, self.net["Id"] if self.net else None)
+        if self.server_pump is not None:
+            self.server_pump.join(2)
+
+
+def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:
+    """Remove the run's containers (in parallel), then its network; errors are ignored, leftovers are
+    caught by the next start's `remove_resources`."""
+    def remove(cid: str) -> None:
+        try:
+            api.remove_container(cid, force=True, v=True)
+        except Exception:  # noqa: BLE001
+            pass
+
+    threads = [threading.Thread(target=remove, args=(cid,), daemon=True) for cid in containers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if net_id:
+        for _ in range(3):
+            try:
+                api.remove_network(net_id)
+                break
+            except Exception:  # noqa: BLE001
+                time.sleep(0.2)

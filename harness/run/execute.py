@@ -1,0 +1,111 @@
+"""`execute_run(spec)`: one run = one submission × one dataset, the same steps whatever runs it.
+
+Steps, each timed: the backend starts the server (the only party with the hidden data and the output folder) and
+gets the participant ready; the server is probed on GET /health until it answers; the participant starts with
+the server URL in its environment, its output streamed to client.log (size-capped) while the watchdog enforces
+the total and idle timeouts; then what the backend reads back (exit code, out-of-memory flag, isolation flags),
+the outcome classified from the log, and everything removed — in a `finally`, so also on Ctrl-C, SIGTERM and
+errors. Backends: `DockerBackend` (isolated containers, `harness evaluate`) and `LocalBackend` (local processes,
+`harness validate --no-docker`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from harness import layout
+from harness.run import failures
+from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
+from harness.run.watch import Participant, watch
+from harness.runlog import read_statuses
+
+
+class Backend(Protocol):
+    """Where a run happens. One backend object serves one run."""
+
+    def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        """Start the server and its health probe (not waiting for it)."""
+
+    def prepare_participant(self, spec: RunSpec) -> None:
+        """Whatever can be done for the participant while the server starts."""
+
+    def wait_server_ready(self, run_dir: layout.RunDir) -> None:
+        """Return once the server answers GET /health; `failures.InfraError` if it never does."""
+
+    def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> Participant:
+        """Start the participant, its output pumped into client.log."""
+
+    def server_activity(self) -> float:
+        """Monotonic time of the server's last output (the watchdog counts it as activity)."""
+
+    def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
+        """Fill in what only the backend knows (exit code, OOM, isolation, log cut, peak memory); InfraError if
+        the server died during the run."""
+
+    def teardown(self) -> None:
+        """Remove everything the run made; never raises."""
+
+
+def execute_run(spec: RunSpec, stop: threading.Event | None = None,
+                on_progress: Callable[[int, int], None] | None = None,
+                backend: Backend | None = None) -> RunResult:
+    """Run one submission on one dataset (default backend: Docker) and classify the outcome; never leaves
+    resources behind. Raises `RunInterrupted` when `stop` is set (after tearing everything down); faults of the
+    harness or the engine become an `infra_error` outcome."""
+    if backend is None:
+        from harness.run.docker_backend import DockerBackend
+
+        backend = DockerBackend()
+    stop = stop or threading.Event()
+    spec.out_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = layout.RunDir(spec.out_dir)
+    expected = count_instances(spec.track, spec.dataset)
+    result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
+    t0, wall0 = time.monotonic(), time.time()
+    try:
+        _run(spec, backend, run_dir, result, stop, on_progress, t0)
+        return result
+    except RunInterrupted:
+        raise
+    except failures.InfraError as exc:
+        result.outcome = failures.Outcome(failures.INFRA_ERROR, str(exc), run_dir.instances_log.exists())
+        return result
+    except Exception as exc:  # noqa: BLE001 - engine or process faults
+        result.outcome = failures.Outcome(failures.INFRA_ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0],
+                                          run_dir.instances_log.exists())
+        return result
+    finally:
+        t_down = time.monotonic()
+        backend.teardown()
+        result.timings["teardown_s"] = time.monotonic() - t_down
+        result.timings["total_s"] = time.monotonic() - t0
+        result.window = (wall0, time.time())
+        result.instances_done = len(read_statuses(run_dir.instances_log))
+
+
+def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult, stop: threading.Event,
+         on_progress: Callable[[int, int], None] | None, t0: float) -> None:
+    """The steps between start and teardown; fills `result`."""
+    timings = result.timings
+    backend.start_server(spec, run_dir, timings)
+    backend.prepare_participant(spec)
+    backend.wait_server_ready(run_dir)
+    timings["server_ready_s"] = time.monotonic() - t0
+    participant = backend.start_participant(spec, run_dir)
+    t_run = time.monotonic()
+    timings["startup_s"] = t_run - t0
+    exit_code, result.timed_out, result.first_instance_s = watch(
+        participant, run_dir.instances_log, spec.config.limits, stop, t_run, result.instances_expected,
+        on_progress, backend.server_activity)
+    timings["run_s"] = time.monotonic() - t_run
+    result.exit_code = exit_code
+    backend.collect(result, run_dir)
+    statuses = read_statuses(run_dir.instances_log)
+    result.instances_done = len(statuses)
+    timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
+    result.outcome = failures.classify_run(
+        exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=result.timed_out,
+        instance_statuses=statuses.values(), expected=result.instances_expected)

@@ -1,0 +1,120 @@
+"""The local backend of `execute_run`: server and participant as processes on this host, no isolation
+(`harness validate --no-docker`, for quick iterations). The participant's working directory is the submission
+folder, so its command should use paths relative to the image's WORKDIR."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import layout
+from harness.run import failures
+from harness.run.sandbox import SandboxPolicy
+from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, health_probe
+
+HOST = "127.0.0.1"
+SERVER_LOG_MAX_BYTES = 5_000_000
+#: the sandbox's container-only variables (paths inside the image) are left out of a local environment
+_CONTAINER_ONLY = ("HOME", "TMPDIR", "XDG_CACHE_HOME")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _pump(proc: subprocess.Popen[bytes], path: Path, max_bytes: int) -> LogPump:
+    assert proc.stdout is not None
+    out = proc.stdout
+    pump = LogPump(lambda: iter(lambda: out.read1(65536), b""), path, max_bytes, drain=True)
+    pump.start()
+    return pump
+
+
+class _Process:
+    """The participant process (its own session, so its children die with it) as the watchdog sees it."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    def wait(self, seconds: float) -> int | None:
+        try:
+            return self.proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class LocalBackend:
+    """One run as local processes; `workdir` is the participant's working directory (the submission folder)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.server: subprocess.Popen[bytes] | None = None
+        self.server_pump: LogPump | None = None
+        self.client: _Process | None = None
+        self.client_pump: LogPump | None = None
+
+    def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        argv = [sys.executable, "-m", *server_command(spec, self.port, HOST)]
+        self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+        self.server_pump = _pump(self.server, run_dir.server_log, SERVER_LOG_MAX_BYTES)
+
+    def prepare_participant(self, spec: RunSpec) -> None:
+        return None
+
+    def wait_server_ready(self, run_dir: layout.RunDir) -> None:
+        assert self.server is not None
+        probe = subprocess.run([sys.executable, "-c", health_probe(self.port)], capture_output=True,
+                               timeout=SERVER_READY_TIMEOUT_S + 10)
+        if probe.returncode != 0 or self.server.poll() is not None:
+            raise failures.InfraError(f"local server not healthy (see {run_dir.server_log})")
+
+    def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Process:
+        url = f"http://{HOST}:{self.port}"
+        env = SandboxPolicy.from_limits(spec.config.limits).environment(url, HOST, self.port)
+        env = {**os.environ, **{k: v for k, v in env.items() if k not in _CONTAINER_ONLY}}
+        proc = subprocess.Popen(participant_argv(spec.command), cwd=self.workdir, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.client = _Process(proc)
+        self.client_pump = _pump(proc, run_dir.client_log, spec.config.limits.client_log_max_bytes)
+        return self.client
+
+    def server_activity(self) -> float:
+        assert self.server_pump is not None
+        return self.server_pump.last_activity
+
+    def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
+        assert self.client_pump is not None and self.server is not None
+        self.client_pump.join(5)
+        result.client_log_truncated = self.client_pump.truncated
+        if self.server.poll() is not None:
+            raise failures.InfraError(f"local server exited during the run (code {self.server.returncode}); "
+                                      f"see {run_dir.server_log}")
+
+    def teardown(self) -> None:
+        if self.client is not None and self.client.proc.poll() is None:
+            self.client.kill()
+            self.client.proc.wait()
+        if self.server is not None:
+            self.server.terminate()
+            try:
+                self.server.wait(10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+        if self.server_pump is not None:
+            self.server_pump.join(2)

@@ -1,0 +1,72 @@
+"""What one run needs and what it produced; the two facts every backend shares: how many instances a dataset
+has (its loaded length, the same object the server serves) and the server's command line."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config import Dataset, TaskConfig, Track
+from harness.images import base as images
+from harness.run import failures
+
+
+class RunInterrupted(Exception):
+    """The harness was asked to stop (Ctrl-C / SIGTERM) while a run was in flight."""
+
+
+@dataclass
+class RunSpec:
+    """One submission × one dataset. `command` is the submission's command (a shell string or an argv list);
+    `track` and `dataset` are the resolved objects of `config`."""
+
+    submission_image: str
+    command: str | list[str] | tuple[str, ...]
+    config: TaskConfig
+    track: Track
+    dataset: Dataset
+    out_dir: Path
+    server_image: str = field(default_factory=lambda: images.DEFAULT_TAG)
+    image_user: str | None = None
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    collect_peak_memory: bool = False
+    resume_log: bool = False  # continue an interrupted run's instances.log instead of starting it afresh
+
+
+@dataclass
+class RunResult:
+    """What one run produced, besides the files in its output folder."""
+
+    outcome: failures.Outcome
+    exit_code: int | None = None
+    oom_killed: bool = False
+    timed_out: str | None = None
+    isolation: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    instances_done: int = 0
+    instances_expected: int = 0
+    peak_memory_bytes: int | None = None
+    client_log_truncated: bool = False
+    first_instance_s: float | None = None  # participant start → first instance logged
+    window: tuple[float, float] | None = None  # wall-clock (epoch) start and end of the whole run
+
+
+def count_instances(track: Track, dataset: Dataset) -> int:
+    """Number of instances of a dataset: the length of the dataset as the server loads it."""
+    from harness.data.speech import load_dataset
+
+    return len(load_dataset(track.modality, dataset.source, dataset.references))
+
+
+def server_command(spec: RunSpec, port: int, host: str) -> list[str]:
+    """The evaluation server's command line (`harness server ...`), the same for every backend."""
+    return ["harness", "server", "--config", str(spec.config.path), "--track", spec.track.name,
+            "--dataset", spec.dataset.name, "--port", str(port), "--output", str(spec.out_dir), "--host", host,
+            "--resume" if spec.resume_log else "--overwrite"]
+
+
+def participant_argv(command: str | list[str] | tuple[str, ...]) -> list[str]:
+    """The submission's command as an argv (a string runs under /bin/sh -c)."""
+    return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)

@@ -1,0 +1,115 @@
+"""The parts of a run every backend shares: the capped log pump, the server health probe, and the watchdog that
+waits for the participant while enforcing the total and idle timeouts."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from harness.config import Limits
+from harness.run.spec import RunInterrupted
+from harness.runlog import read_statuses
+
+POLL_S = 0.25
+SERVER_READY_TIMEOUT_S = 60.0
+#: The health probe: a Python script that polls GET /health on the server's port until it answers (exit 0) or
+#: the time is up (exit 1). It runs where the server is reachable: inside the server container, or on this host.
+HEALTH_PROBE = (
+    "import sys,time,urllib.request\n"
+    "end=time.monotonic()+{timeout}\n"
+    "while time.monotonic()<end:\n"
+    "  try:\n"
+    "    urllib.request.urlopen('http://127.0.0.1:{port}/health',timeout=2).read(); sys.exit(0)\n"
+    "  except Exception: time.sleep(0.05)\n"
+    "sys.exit(1)\n"
+)
+
+
+def health_probe(port: int, timeout: float = SERVER_READY_TIMEOUT_S) -> str:
+    return HEALTH_PROBE.format(port=port, timeout=timeout)
+
+
+class LogPump(threading.Thread):
+    """Copies a byte stream (a container's logs, a process's stdout) into a file, up to `max_bytes`, then notes
+    the cut; past it, the rest is drained unread (`drain`, so a pipe never blocks its writer) or the stream is
+    closed. `last_activity` is when the last chunk arrived."""
+
+    def __init__(self, open_stream: Callable[[], Iterable[bytes]], path: Path, max_bytes: int,
+                 drain: bool = False) -> None:
+        super().__init__(daemon=True)
+        self.open_stream, self.path, self.max_bytes, self.drain = open_stream, path, max_bytes, drain
+        self.truncated = False
+        self.last_activity = time.monotonic()
+
+    def run(self) -> None:
+        written = 0
+        try:
+            stream = self.open_stream()
+            with open(self.path, "wb") as f:
+                for chunk in stream:
+                    self.last_activity = time.monotonic()
+                    if self.truncated:
+                        continue
+                    room = self.max_bytes - written
+                    f.write(chunk[:room])
+                    written += min(len(chunk), room)
+                    if len(chunk) > room:
+                        self.truncated = True
+                        f.write(f"\n[harness: log truncated at {self.max_bytes} bytes]\n".encode())
+                        if not self.drain:
+                            close = getattr(stream, "close", None)
+                            if close:
+                                close()
+                            return
+                    f.flush()
+        except Exception:  # noqa: BLE001 - the stream went away; what was written stays
+            return
+
+
+class Participant(Protocol):
+    """The running submission as the watchdog sees it."""
+
+    def wait(self, seconds: float) -> int | None:
+        """The exit code if it ends within `seconds`, else None."""
+
+    def kill(self) -> None:
+        """Kill it (it may have exited meanwhile)."""
+
+
+def watch(participant: Participant, log_path: Path, limits: Limits, stop: threading.Event, t_run: float,
+          expected: int, on_progress: Callable[[int, int], None] | None,
+          server_activity: Callable[[], float]) -> tuple[int | None, str | None, float | None]:
+    """Wait for the participant to exit, enforcing the total and idle timeouts; `RunInterrupted` when `stop` is
+    set. Returns (exit code, which timeout fired or None, seconds until the first instance was logged or None)."""
+    last_size = -1
+    last_progress = time.monotonic()
+    # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
+    # working client finishes an instance at least every instance_timeout_s + idle_timeout_s.
+    idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
+    first_seen: float | None = None
+    while True:
+        code = participant.wait(POLL_S)
+        if code is not None:
+            return code, None, first_seen
+        if stop.is_set():
+            raise RunInterrupted()
+        now = time.monotonic()
+        size = log_path.stat().st_size if log_path.exists() else 0
+        if size and first_seen is None:
+            first_seen = now - t_run
+        if size != last_size:
+            last_size, last_progress = size, now
+            if on_progress:
+                on_progress(len(read_statuses(log_path)), expected)
+        activity = max(last_progress, server_activity())
+        timed_out = None
+        if now - t_run > limits.total_timeout_s:
+            timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
+        elif now - activity > idle_limit:
+            timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
+        if timed_out:
+            participant.kill()
+            return participant.wait(10), timed_out, first_seen

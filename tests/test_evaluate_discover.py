@@ -1,0 +1,75 @@
+"""Which submissions `harness evaluate` runs: folders, ID=FOLDER, folders of submissions, list files; the demo's
+baselines come straight from agent_templates/ under the ids the leaderboard shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_config
+from harness.errors import HarnessError
+from harness.intake.discover import SubmissionRef, discover
+from harness.intake.submission import load_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make(root: Path, name: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "submission.yaml").write_text("team: t\n", encoding="utf-8")
+    return folder
+
+
+def test_each_kind_of_entry(tmp_path):
+    a = make(tmp_path / "one", "alpha")
+    make(tmp_path / "many", "b2")
+    make(tmp_path / "many", "b1")
+    (tmp_path / "many" / ".hidden").mkdir()
+    c = make(tmp_path / "listed", "gamma")
+    listing = tmp_path / "list.txt"
+    listing.write_text("# the listed ones\n\nlisted/gamma\nrenamed=listed/gamma\n", encoding="utf-8")
+    refs = discover([a, f"first={a}", tmp_path / "many", listing])
+    assert refs == [SubmissionRef("alpha", a), SubmissionRef("first", a),
+                    SubmissionRef("b1", tmp_path / "many" / "b1"), SubmissionRef("b2", tmp_path / "many" / "b2"),
+                    SubmissionRef("gamma", c), SubmissionRef("renamed", c)]
+
+
+def test_an_id_used_twice_is_an_error(tmp_path):
+    a = make(tmp_path / "x", "same")
+    b = make(tmp_path / "y", "same")
+    with pytest.raises(HarnessError, match="'same' is used twice"):
+        discover([a, b])
+    assert [r.id for r in discover([a, f"other={b}"])] == ["same", "other"]
+
+
+@pytest.mark.parametrize("line, message", [("missing", "no submission.yaml"), ("=x", "plain folder name")])
+def test_a_bad_list_line_names_file_and_line(tmp_path, line, message):
+    make(tmp_path, "x")
+    listing = tmp_path / "subs.txt"
+    listing.write_text(f"x\n{line}\n", encoding="utf-8")
+    with pytest.raises(HarnessError, match=rf"subs.txt:2: .*{message}"):
+        discover([listing])
+
+
+def test_a_path_of_no_kind_is_an_error(tmp_path):
+    with pytest.raises(HarnessError, match="not a submission folder"):
+        discover([tmp_path / "nowhere"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(HarnessError, match="no submission folders inside"):
+        discover([tmp_path / "empty"])
+
+
+def test_demo_evaluates_the_templates_under_stable_ids():
+    demo = (ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8")
+    entries = re.findall(r"\s([\w-]+=agent_templates/\w+)", demo)
+    refs = discover([e.replace("agent_templates/", f"{ROOT}/agent_templates/") for e in entries])
+    assert [r.id for r in refs] == ["baselines-waitk3", "baselines-local-agreement", "baselines-retranslation"]
+    config = load_config(ROOT / "configs" / "demo.yaml", check_files=False)
+    for ref in refs:
+        sub = load_submission(ref.path)
+        assert "test" in config.track(sub.track).datasets and sub.build.dockerfile is not None and sub.command
+    baselines = [t.baseline for t in config.tracks if t.baseline]
+    assert all(b in {r.id for r in refs} for b in baselines), baselines
