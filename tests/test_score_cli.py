@@ -84,7 +84,8 @@ def test_retranslation_log_has_ne() -> None:
     revs = [{"delay": 1, "elapsed": 1.2, "text": "una"}, {"delay": 2, "elapsed": 2.2, "text": "la casa"},
             {"delay": 3, "elapsed": 3.3, "text": "la casa verde"}]
     scores = score_records([_rec(0, revisions=revs, prediction="la casa verde")], latency_unit="word", bootstrap=1)
-    assert scores["NE"] == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1}
+    ne = {k: scores["NE"][k] for k in ("score", "unit", "instances", "direction")}
+    assert ne == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1, "direction": "lower"}
 
 
 def test_char_unit_keeps_spaces_for_bleu() -> None:
