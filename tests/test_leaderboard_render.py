@@ -118,9 +118,9 @@ def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple
 def test_submission_page_shows_scores_signatures_significance_and_log(site: Path,
                                                                       fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
     results, _ = fixture_results
-    from harness.metrics.significance import paired_bootstrap
+    from harness.scoring.significance import paired_bootstrap
 
-    # paired bootstrap against the best complete run, as harness.metrics.significance computes it
+    # paired bootstrap against the best complete run, as the scoring stage computes it
     page = (site / "runs" / "flicker-retrans-test" / "index.html").read_text(encoding="utf-8")
     scores = json.loads((results / "flicker-retrans" / "test" / "scores.json").read_text(encoding="utf-8"))
     for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
@@ -168,7 +168,7 @@ def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: 
     shutil.copytree(results, copy)
     with (copy / "lab-a-wait1" / "test" / "instances.log").open("a") as fh:
         fh.write('{"index": 99, "predic')
-    index, pages = render_site(copy, tmp_path / "site", None, bootstrap=50)
+    index, pages = render_site(copy, tmp_path / "site", None)
     html = index.read_text(encoding="utf-8")
     assert "All submissions" in html and pages > 10
     assert not (tmp_path / "site" / "runs" / "lab-a-wait1-test" / "instances" / "99.html").exists()
