@@ -189,3 +189,21 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (bad / "summary.json").write_text("{broken")
     assert main(["leaderboard", str(bad), "--output", str(tmp_path / "s2")]) == 2
     assert "summary.json: line 1" in capsys.readouterr().err
+
+
+def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
+                                                                      fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, _ = fixture_results
+    scores_file = results / "lab-a-wait3" / "test" / "instance_scores.jsonl"
+    rows = [json.loads(x) for x in scores_file.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" in r for r in rows)
+    run_page = (site / "runs" / "lab-a-wait3-test" / "index.html").read_text(encoding="utf-8")
+    for row in rows:
+        inst = (site / "runs" / "lab-a-wait3-test" / "instances" / f"{row['index']}.html").read_text(encoding="utf-8")
+        grid = re.search(r"<dt>LAAL <span[^>]*>↓</span></dt><dd>([^<]+)</dd>", inst)
+        assert grid and grid.group(1) == f"{row['LAAL']:.2f}"
+        assert f'data-value="{row["LAAL"]}"' in run_page
+    sig = json.loads((results / "significance" / "text-en-es" / "test.json").read_text(encoding="utf-8"))
+    assert sig["metrics"] == ["BLEU", "LAAL"] and sig["best"] not in sig["runs"]
+    scored = [r["submission"] for r in _summary(results)["runs"] if r["track"] == "text-en-es" and r["scores"]]
+    assert sorted(sig["runs"]) == sorted(s for s in scored if s != sig["best"])  # not broken-build: no scores

@@ -71,7 +71,6 @@ def instance_metrics(
     latency_unit: str,
     *,
     reference_set: str | None = None,
-    speech: bool | None = None,
 ) -> dict[str, float | None]:
     """Per-instance AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL (and `_CA` where elapsed exists).
 
@@ -81,8 +80,7 @@ def instance_metrics(
     ref = refs[reference_set] if reference_set else next(iter(refs.values()))
     delays = record.get("delays") or []
     elapsed = _elapsed(record)
-    if speech is None:
-        speech = _is_speech(record, latency_unit)
+    speech = _is_speech(record, latency_unit)
     if not delays:
         names = list(LATENCY_METRICS)
         if elapsed is not None or record.get("elapsed") is not None:
