@@ -14,11 +14,10 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
+from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
 
 MODALITIES = ("text", "speech")
 LATENCY_UNITS = ("word", "char")
-QUALITY_METRICS = ("BLEU", "chrF", "TER")
-LATENCY_METRICS = ("AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL")
 TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
 
 
@@ -187,7 +186,7 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     m = r.mapping(raw, where)
     name = r.get(m, "name", where, str)
     modality = r.choice(m, "modality", where, MODALITIES)
-    quality = r.names(m, "quality", where, QUALITY_METRICS, ["BLEU", "chrF", "TER"])
+    quality = r.names(m, "quality", where, QUALITY_METRICS, list(QUALITY_METRICS))
     latency = r.names(m, "latency", where, LATENCY_METRICS, list(LATENCY_METRICS))
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary")
     pq = r.choice(primary, "quality", f"{where}.primary", QUALITY_METRICS, quality[0] if quality else "BLEU")

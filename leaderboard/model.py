@@ -1,6 +1,9 @@
 """Read a results directory (docs/formats.md, "Results layout") into the objects the pages are made of.
 
-Nothing here computes a metric: scores come from summary.json / scores.json as the scorer wrote them.
+Nothing here computes a metric: scores come from summary.json / scores.json, per-instance metrics from
+instance_scores.jsonl and paired significance from significance/<track>/<dataset>.json, as the scoring stage
+wrote them. With a task config, only its tracks get boards; a run naming another track is listed as invalid.
+Participants' strings (team, system, submission id, reason, track) are capped (`leaderboard.safe`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
-from leaderboard.metrics_info import describe
+from harness.runlog import read_records
+from leaderboard.metrics_info import Catalog
+from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
 OK_STATUSES = ("ok", "partial")
 META_KEYS = ("counts", "info")
@@ -39,25 +45,22 @@ def read_json(path: Path, what: str) -> Any:
         raise HarnessError(f"{path}: line {exc.lineno}: {what} is not valid JSON: {exc.msg}") from None
 
 
-def read_instances(path: Path) -> list[dict[str, Any]]:
-    """Records of an instances.log; a torn (half-written) last line is left out, as every reader does."""
+def read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file the scoring stage wrote ([] when it does not exist)."""
     if not path.is_file():
         return []
-    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if number >= len(lines) - 1:  # the last line, interrupted while written
-                break
-            raise HarnessError(f"{path}: line {number}: not a JSON record") from None
-        if isinstance(rec, dict):
-            records.append(rec)
-    records.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
-    return records
+    out: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise HarnessError(f"{path}: line {number}: {what} is not valid JSON: {exc.msg}") from None
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
 
 
 def tail(path: Path, lines: int = CLIENT_LOG_TAIL_LINES) -> str | None:
@@ -65,7 +68,8 @@ def tail(path: Path, lines: int = CLIENT_LOG_TAIL_LINES) -> str | None:
     if not path.is_file():
         return None
     with path.open(encoding="utf-8", errors="replace") as fh:
-        return "".join(deque(fh, maxlen=lines))
+        text = "".join(deque(fh, maxlen=lines))
+    return text if len(text) <= PAGE_TEXT_MAX else "…" + text[-PAGE_TEXT_MAX + 1:]
 
 
 def as_float(value: Any) -> float | None:
@@ -95,6 +99,7 @@ class Run:
     client_log_tail: str | None = None
     slug: str = ""
     partial: bool = False
+    key: str = ""  # the submission id as summary.json has it (uncapped: names files and significance entries)
 
     @property
     def scored(self) -> bool:
@@ -129,7 +134,16 @@ class Run:
         return f"runs/{self.slug}/index.html"
 
     def instances(self) -> list[dict[str, Any]]:
-        return read_instances(self.run_dir / "instances.log") if self.run_dir else []
+        """The run's instance records in index order (a torn last line left out; harness.runlog)."""
+        return read_records(layout.RunDir(self.run_dir).instances_log) if self.run_dir else []
+
+    def instance_scores(self) -> dict[int, dict[str, Any]]:
+        """index → per-instance metrics, as the scoring stage wrote them ({} when it did not)."""
+        if self.run_dir is None:
+            return {}
+        rows = read_jsonl(layout.RunDir(self.run_dir).instance_scores, "instance_scores.jsonl")
+        return {r["index"]: {k: v for k, v in r.items() if k != "index"} for r in rows
+                if isinstance(r.get("index"), int)}
 
 
 @dataclass
@@ -143,7 +157,7 @@ class Regime:
 
 @dataclass
 class Board:
-    """One track on one dataset: what the index shows in one section."""
+    """One configured track on one dataset: what the index shows in one section."""
 
     track: str
     dataset: str
@@ -152,9 +166,12 @@ class Board:
     primary_quality: str
     primary_latency: str
     columns: list[str]
+    catalog: Catalog
     regimes: list[Regime] = field(default_factory=list)
     latency_unit: str = ""
     modality: str = ""
+    #: the scoring stage's paired tests (RESULTS/significance/<track>/<dataset>.json), {} when absent
+    significance_file: dict[str, Any] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
@@ -169,19 +186,31 @@ class Board:
         return [r for r in self.runs if r not in self.scored]
 
     def ranked(self, runs: list[Run]) -> list[Run]:
-        """`runs` best first by the primary quality metric (direction from its definition); complete runs
+        """`runs` best first by the primary quality metric (direction from its record); complete runs
         rank above partial or failed ones, whose scores cover only part of the test set."""
-        up = describe(self.primary_quality).higher_is_better is not False
+        up = self.catalog.describe(self.primary_quality).higher_is_better is not False
         return sorted(runs, key=lambda r: (r.status != "ok" or r.partial,
                                            -(r.score(self.primary_quality) or 0.0) if up
                                            else (r.score(self.primary_quality) or 0.0), r.submission))
 
     @property
     def best(self) -> Run | None:
-        """The best complete run by primary quality (a partial run only when no run is complete)."""
+        """The run the significance file compares against, else the best complete run by primary quality (a
+        partial run only when no run is complete)."""
+        named = self.significance_file.get("best")
+        for r in self.scored:
+            if r.key == named:
+                return r
         complete = [r for r in self.scored if r.status == "ok" and not r.partial]
         ranked = self.ranked(complete or self.scored)
         return ranked[0] if ranked else None
+
+    def significance(self) -> dict[str, dict[str, Any]]:
+        """{run slug: {metric: paired test against the best}} from the significance file."""
+        tests = self.significance_file.get("runs")
+        if not isinstance(tests, dict):
+            return {}
+        return {r.slug: tests[r.key] for r in self.runs if isinstance(tests.get(r.key), dict)}
 
     def signatures(self) -> dict[str, str]:
         """Distinct sacrebleu signatures per quality column, over the board's runs."""
@@ -189,7 +218,7 @@ class Board:
         for r in self.scored:
             for key in r.metric_keys:
                 sig = r.scores[key].get("signature")
-                if isinstance(sig, str) and describe(key).kind == "quality":
+                if isinstance(sig, str) and self.catalog.describe(key).kind == "quality":
                     out.setdefault(key, set()).add(sig)
         return {k: " / ".join(sorted(v)) for k, v in sorted(out.items())}
 
@@ -203,52 +232,55 @@ class Results:
     runs: list[Run]
     boards: list[Board]
     task: str
-
-
-UNPLACED = "no valid track"
+    catalog: Catalog
+    #: runs naming no track, or (with a config) a track it does not have: listed, without a board
+    invalid: list[Run] = field(default_factory=list)
 
 
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     where = f"{root / 'summary.json'}: runs[{i}]"
     if not isinstance(raw, dict):
         raise HarnessError(f"{where}: expected an object")
-    if raw.get("track") is None and raw.get("status") not in (None, "ok", "partial"):
-        raw = {**raw, "track": UNPLACED}  # e.g. an invalid submission.yaml names no track: listed, not ranked
-    for key in ("submission", "track", "dataset", "status"):
+    for key in ("submission", "dataset", "status"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise HarnessError(f"{where}.{key}: missing or not a string")
+    if raw.get("track") is not None and not isinstance(raw.get("track"), str):
+        raise HarnessError(f"{where}.track: not a string")
     sub, ds = raw["submission"], raw["dataset"]
-    run_dir = root / sub / ds if (root / sub / ds).is_dir() and "/" not in sub + ds and ".." not in sub + ds else None
+    run_dir = root / sub / ds if "/" not in sub + ds and ".." not in sub + ds and len(sub) < 256 and len(ds) < 256 \
+        and (root / sub / ds).is_dir() else None
     scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
-    if not scores and run_dir and (run_dir / "scores.json").is_file():
-        scores = read_json(run_dir / "scores.json", "scores.json")
-    manifest_path = root / sub / "manifest.json"
-    manifest = read_json(manifest_path, "manifest.json") if run_dir and manifest_path.is_file() else {}
+    if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
+        scores = read_json(layout.RunDir(run_dir).scores, "scores.json")
+    manifest_path = layout.SubmissionDir(root / sub).manifest if run_dir else None
+    manifest = read_json(manifest_path, "manifest.json") if manifest_path and manifest_path.is_file() else {}
     slug = slugify(f"{sub}-{ds}")
     while slug in used:
         slug += "_"
     used.add(slug)
     return Run(
-        submission=sub,
-        team=str(raw.get("team") or sub),
-        system=str(raw.get("system") or ""),
-        track=raw["track"],
-        kind=str(raw.get("kind") or "primary"),
+        submission=cap(sub),
+        team=cap(str(raw.get("team") or sub)),
+        system=cap(str(raw.get("system") or "")),
+        track=cap(raw.get("track") or ""),
+        kind=cap(str(raw.get("kind") or "primary")),
         baseline=bool(raw.get("baseline")),
-        dataset=ds,
-        status=raw["status"],
-        reason=raw.get("reason") if isinstance(raw.get("reason"), str) else None,
+        dataset=cap(ds),
+        status=cap(raw["status"]),
+        reason=cap(raw["reason"]) if isinstance(raw.get("reason"), str) else None,
         scores=scores,
         run_dir=run_dir,
-        manifest=manifest if isinstance(manifest, dict) else {},
-        client_log_tail=tail(run_dir / "client.log") if run_dir else None,
+        manifest=capped(manifest) if isinstance(manifest, dict) else {},
+        client_log_tail=tail(layout.RunDir(run_dir).client_log) if run_dir else None,
         slug=slug,
         partial=bool(raw.get("partial")) or raw["status"] == "partial",
+        key=sub,
     )
 
 
-def _columns(track: Track | None, runs: list[Run], pq: str, pl: str) -> list[str]:
+def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
     """Index columns: configured quality and latency metrics, the CA primary latency, NE and Norm-Scores."""
+    kind = lambda k: catalog.describe(k).kind  # noqa: E731
     present: list[str] = []
     for r in runs:
         for k in r.metric_keys:
@@ -257,24 +289,34 @@ def _columns(track: Track | None, runs: list[Run], pq: str, pl: str) -> list[str
     if track is not None:
         wanted = [*track.quality, *track.latency]
     else:
-        wanted = [k for k in present if "@" not in k and not k.endswith("_CA") and describe(k).kind != "other"]
+        wanted = [k for k in present if "@" not in k and not k.endswith("_CA") and kind(k) != "other"]
     for first in (pl, pq):
         if first in wanted:
             wanted.remove(first)
         wanted.insert(0, first)
-    quality = [k for k in wanted if describe(k).kind == "quality"]
-    latency = [k for k in wanted if describe(k).kind == "latency"]
+    quality = [k for k in wanted if kind(k) == "quality"]
+    latency = [k for k in wanted if kind(k) == "latency"]
     if f"{pl}_CA" in present:
         latency.insert(latency.index(pl) + 1 if pl in latency else 0, f"{pl}_CA")
-    extra = [k for k in present if "@" not in k and describe(k).kind in ("stability", "norm")]
+    extra = [k for k in present if "@" not in k and kind(k) in ("stability", "norm")]
     return [k for k in quality + latency + extra if k in present] or [pq]
 
 
-def _board(track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None) -> Board:
+def _significance_file(root: Path, track: str, dataset: str) -> dict[str, Any]:
+    path = layout.ResultsDir(root).significance(track, dataset)
+    if "/" in track + dataset or ".." in track + dataset or not path.is_file():
+        return {}
+    data = read_json(path, "significance file")
+    return data if isinstance(data, dict) else {}
+
+
+def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None,
+           catalog: Catalog) -> Board:
     track = next((t for t in config.tracks if t.name == track_name), None) if config else None
     pq = track.primary_quality if track else "BLEU"
     pl = track.primary_latency if track else "LAAL"
-    board = Board(track_name, dataset, runs, track, pq, pl, _columns(track, runs, pq, pl))
+    board = Board(cap(track_name), dataset, runs, track, pq, pl, _columns(track, runs, pq, pl, catalog), catalog,
+                  significance_file=_significance_file(root, track_name, dataset))
     board.modality = track.modality if track else ""
     for r in runs:  # the unit the scorer used (ms for speech), else the config's
         info = r.scores.get("info")
@@ -301,20 +343,28 @@ def _board(track_name: str, dataset: str, runs: list[Run], config: TaskConfig | 
 
 
 def load_results(root: Path, config: TaskConfig | None = None) -> Results:
-    """Read RESULTS/summary.json and every run's files; group runs into boards (track × dataset)."""
+    """Read RESULTS/summary.json and every run's files; group runs into boards (configured track × dataset)."""
     if not root.is_dir():
         raise HarnessError(f"{root}: results directory not found")
-    summary = read_json(root / "summary.json", "summary.json")
+    results_dir = layout.ResultsDir(root)
+    summary = read_json(results_dir.summary, "summary.json")
     if not isinstance(summary, dict) or not isinstance(summary.get("runs"), list):
-        raise HarnessError(f"{root / 'summary.json'}: expected an object with a list 'runs'")
+        raise HarnessError(f"{results_dir.summary}: expected an object with a list 'runs'")
     used: set[str] = set()
     runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
+    configured = {t.name for t in config.tracks} if config else None
+    raw_tracks = [raw.get("track") for raw in summary["runs"]]
+    valid = [bool(t) and (configured is None or t in configured) for t in raw_tracks]
+    placed = [(r, t) for r, t, ok in zip(runs, raw_tracks, valid, strict=True) if ok]
+    invalid = [r for r, ok in zip(runs, valid, strict=True) if not ok]
+    catalog = Catalog(r.scores for r, _ in placed)
     keys: list[tuple[str, str]] = []
-    for r in runs:
-        if (r.track, r.dataset) not in keys:
-            keys.append((r.track, r.dataset))
+    for r, t in placed:
+        if (t, r.dataset) not in keys:
+            keys.append((t, r.dataset))
     order = {t.name: i for i, t in enumerate(config.tracks)} if config else {}
     keys.sort(key=lambda k: (order.get(k[0], len(order)), k[0], k[1] != "test", k[1]))
-    boards = [_board(t, d, [r for r in runs if (r.track, r.dataset) == (t, d)], config) for t, d in keys]
-    task = str(summary.get("task") or (config.task if config else "") or root.name)
-    return Results(root, summary, runs, boards, task)
+    boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog)
+              for t, d in keys]
+    task = cap(str(summary.get("task") or (config.task if config else "") or root.name))
+    return Results(root, summary, runs, boards, task, catalog, invalid)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from html import escape as _esc
 from typing import Any
 
-from leaderboard.metrics_info import describe
 from leaderboard.model import Board, Run
 from leaderboard.svg import PALETTE, Scale, document, el, fmt, nice_ticks, text
 
@@ -53,7 +52,7 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
     points = [Point(r, r.score(pl), r.score(pq)) for r in board.scored if r.score(pl) is not None]  # type: ignore[arg-type]
     if not points:
         return None
-    up = describe(pq).higher_is_better is not False
+    up = board.catalog.describe(pq).higher_is_better is not False
     regimes = [g for g in board.regimes if g.max_latency is not None]
     xs = [p.x for p in points] + [g.max_latency for g in regimes]  # type: ignore[misc]
     ys = [p.y for p in points]

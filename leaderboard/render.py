@@ -1,5 +1,7 @@
 """Render the static leaderboard site: results directory → SITE/ (index, submission and instance pages,
-downloads, bundled CSS/JS). Works offline: every link is relative and nothing refers outside the site."""
+downloads, bundled CSS/JS). Works offline: every link is relative and nothing refers outside the site.
+
+It only reads files and renders: scores, per-instance metrics and significance come from the scoring stage."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from harness import __version__
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from leaderboard import views
-from leaderboard.metrics_info import describe
+from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg
 
@@ -26,7 +28,7 @@ STATIC = HERE / "static"
 MARKER = ".harness-leaderboard"
 
 
-def environment() -> jinja2.Environment:
+def environment(catalog: Catalog) -> jinja2.Environment:
     """The jinja2 environment: autoescaping on for every template, undefined names are errors."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -36,7 +38,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = _num
-    env.globals["describe"] = describe
+    env.globals["describe"] = catalog.describe
     return env
 
 
@@ -64,12 +66,11 @@ def _prepare_output(out: Path) -> None:
 class SiteWriter:
     """Writes the pages of one site."""
 
-    def __init__(self, results: Results, out: Path, instance_pages: bool = True, bootstrap: int = 1000) -> None:
+    def __init__(self, results: Results, out: Path, instance_pages: bool = True) -> None:
         self.results = results
         self.out = out
-        self.env = environment()
+        self.env = environment(results.catalog)
         self.instance_pages = instance_pages
-        self.bootstrap = bootstrap
         self.generated_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         self.pages = 0
 
@@ -88,12 +89,12 @@ class SiteWriter:
         sig: dict[str, dict[str, dict[str, Any]]] = {}
         plots: dict[str, Markup | None] = {}
         for board in self.results.boards:
-            sig[board.slug] = views.significance(board, self.bootstrap)
+            sig[board.slug] = board.significance()
             svg = quality_latency_svg(board)
             plots[board.slug] = Markup(svg) if svg else None  # built by leaderboard.svg, every text escaped
         downloads = self.downloads()
         self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
-                  glossary=self.glossary())
+                  glossary=self.glossary(), invalid=self.results.invalid)
         for board in self.results.boards:
             for run in board.runs:
                 self.run_pages(board, run, sig[board.slug].get(run.slug, {}))
@@ -105,43 +106,34 @@ class SiteWriter:
             for k in board.columns:
                 if k not in keys:
                     keys.append(k)
-        return [describe(k) for k in keys]
+        return [self.results.catalog.describe(k) for k in keys]
 
     def downloads(self) -> dict[str, dict[str, str]]:
         """Per track: summary.json and summary.csv. {track: {"json": path, "csv": path}}."""
         out: dict[str, dict[str, str]] = {}
         (self.out / "downloads").mkdir(exist_ok=True)
-        shutil.copyfile(self.results.root / "summary.json", self.out / "downloads" / "summary.json")
+        _write_json(self.out / "downloads" / "summary.json", views.public_summary(self.results))
         for track in dict.fromkeys(b.track for b in self.results.boards):
             folder = self.out / "downloads" / slugify(track)
             folder.mkdir(parents=True, exist_ok=True)
-            data = views.track_summary(self.results, track)
-            (folder / "summary.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
-                                                 encoding="utf-8")
-            runs = [r for r in self.results.runs if r.track == track]
+            _write_json(folder / "summary.json", views.track_summary(self.results, track))
+            runs = [r for b in self.results.boards if b.track == track for r in b.runs]
             (folder / "summary.csv").write_text(views.track_csv(runs), encoding="utf-8")
             out[track] = {"json": f"downloads/{slugify(track)}/summary.json",
                           "csv": f"downloads/{slugify(track)}/summary.csv"}
         return out
 
     def run_pages(self, board: Board, run: Run, significance: dict[str, Any]) -> None:
-        from harness.scoring import instance_metrics
-
         records = run.instances()
+        scores = run.instance_scores()
         unit = board.latency_unit or "word"
-        per_instance = []
-        for rec in records:
-            try:
-                metrics = instance_metrics(rec, unit)
-            except (KeyError, TypeError, ValueError, ZeroDivisionError, HarnessError) as exc:
-                metrics = {"error": f"{type(exc).__name__}: {exc}"}
-            per_instance.append((rec, metrics))
-        latency_keys = [k for k in board.columns if describe(k).kind == "latency"]
+        per_instance = [(rec, scores.get(rec["index"])) for rec in records]
+        latency_keys = [k for k in board.columns if self.results.catalog.describe(k).kind == "latency"]
         base = f"runs/{run.slug}"
-        self.page("submission.html", f"{base}/index.html", board=board, run=run, rows=views.score_rows(run),
-                  significance=significance, best=board.best, counts=views.counts(run),
-                  manifest=views.manifest_items(run.manifest), instances=per_instance, latency_keys=latency_keys,
-                  instance_pages=self.instance_pages)
+        self.page("submission.html", f"{base}/index.html", board=board, run=run,
+                  rows=views.score_rows(run, self.results.catalog), significance=significance, best=board.best,
+                  counts=views.counts(run), manifest=views.manifest_items(run.manifest), instances=per_instance,
+                  latency_keys=latency_keys, instance_pages=self.instance_pages)
         if not self.instance_pages:
             return
         for n, (rec, metrics) in enumerate(per_instance):
@@ -153,11 +145,16 @@ class SiteWriter:
                       timeline=Markup(timeline_svg(view)), prev_i=prev_i, next_i=next_i)
 
 
-def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *, instance_pages: bool = True,
-                bootstrap: int = 1000) -> tuple[Path, int]:
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,
+                instance_pages: bool = True) -> tuple[Path, int]:
     """Read RESULTS, write the site into `out`; returns (index.html path, number of pages)."""
     results = load_results(results_dir, config)
     _prepare_output(out)
-    writer = SiteWriter(results, out, instance_pages, bootstrap)
+    writer = SiteWriter(results, out, instance_pages)
     index = writer.write()
     return index, writer.pages

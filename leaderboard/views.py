@@ -1,4 +1,4 @@
-"""Per-page view data computed from the loaded results, using the harness's own metric functions."""
+"""Per-page view data arranged from the loaded results (no metric is computed here: see leaderboard.model)."""
 
 from __future__ import annotations
 
@@ -7,64 +7,39 @@ import io
 import json
 from typing import Any
 
-from harness.errors import HarnessError
-from leaderboard.metrics_info import describe
-from leaderboard.model import META_KEYS, Board, Results, Run
+from harness.units import split_units
+from leaderboard.metrics_info import Catalog
+from leaderboard.model import META_KEYS, Results, Run
+from leaderboard.safe import NAME_MAX, PAGE_TEXT_MAX, cap, csv_text, public_run
 
-
-def significance(board: Board, bootstrap: int = 1000) -> dict[str, dict[str, Any]]:
-    """Paired bootstrap (harness.metrics.significance) of every scored run against the board's best, on the
-    primary quality and latency metrics, over the instances both decoded. {submission slug: {metric: result}}."""
-    from harness.metrics.significance import paired_bootstrap
-
-    best = board.best
-    if best is None or best.run_dir is None:
-        return {}
-    best_recs = {r["index"]: r for r in best.instances() if isinstance(r.get("index"), int)}
-    tokenizer = board.config.tokenizer if board.config else "13a"
-    out: dict[str, dict[str, Any]] = {}
-    for run in board.scored:
-        if run is best:
-            continue
-        recs = {r["index"]: r for r in run.instances() if isinstance(r.get("index"), int)}
-        common = sorted(set(recs) & set(best_recs))
-        results: dict[str, Any] = {}
-        for metric in (board.primary_quality, board.primary_latency):
-            try:
-                res = paired_bootstrap([best_recs[i] for i in common], [recs[i] for i in common], metric,
-                                       bootstrap=bootstrap, tokenizer=tokenizer,
-                                       latency_unit=board.latency_unit or "word")
-            except HarnessError as exc:
-                results[metric] = {"error": str(exc)}
-                continue
-            res["instances"] = len(common)
-            res["all_instances"] = len(common) == len(best_recs) == len(recs)
-            results[metric] = res
-        out[run.slug] = results
-    return out
+REVISIONS_MAX = 1000  # revisions an instance page shows
 
 
 def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[str, Any]:
     """What the instance page's timeline and slider show: target tokens with delays, revisions with the words
-    they erase and add. The source axis is in ms of audio for speech, in source words for text."""
-    from harness.metrics.stability import tokens
+    they erase and add. The source axis is in ms of audio for speech, in source words for text.
 
+    A page shows at most `PAGE_TEXT_MAX` characters of any hypothesis and `REVISIONS_MAX` revisions (`cut` says
+    what was left out), so a participant's output cannot make a page of unbounded size."""
     tok_unit = "char" if latency_unit == "char" else "word"
     unit = "ms" if speech or latency_unit == "ms" else "word"  # text streams one word per READ
-    target = tokens(str(record.get("prediction") or ""), tok_unit)
-    delays = [float(d) for d in record.get("delays") or []]
+    prediction = str(record.get("prediction") or "")
+    target = split_units(prediction[:PAGE_TEXT_MAX], tok_unit)
+    delays = [float(d) for d in (record.get("delays") or [])[: len(target)]]
+    all_revisions = record.get("revisions") or []
     revisions = []
     prev: list[str] = []
-    for rev in record.get("revisions") or []:
-        cur = tokens(str(rev.get("text") or ""), tok_unit)
+    for rev in all_revisions[:REVISIONS_MAX]:
+        cur = split_units(str(rev.get("text") or "")[:PAGE_TEXT_MAX], tok_unit)
         keep = 0
         while keep < min(len(prev), len(cur)) and prev[keep] == cur[keep]:
             keep += 1
         revisions.append({"delay": float(rev.get("delay") or 0.0), "elapsed": rev.get("elapsed"),
-                          "text": str(rev.get("text") or ""), "length": len(cur), "kept": cur[:keep],
+                          "text": cap(str(rev.get("text") or ""), PAGE_TEXT_MAX), "length": len(cur),
+                          "kept": cur[:keep],
                           "erased_words": prev[keep:], "added": cur[keep:], "erased": len(prev) - keep})
         prev = cur
-    elapsed = [float(e) for e in record.get("elapsed") or []]
+    elapsed = [float(e) for e in (record.get("elapsed") or [])[: len(delays)]]
     source = record.get("source")
     src_words = source.split() if isinstance(source, str) else []
     return {
@@ -77,6 +52,10 @@ def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[st
         "elapsed": elapsed,
         "elapsed_plot": elapsed if unit == "ms" and len(elapsed) == len(delays) else [],
         "revisions": revisions,
+        "prediction": cap(prediction, PAGE_TEXT_MAX),
+        "error": cap(str(record.get("error") or ""), NAME_MAX),
+        "cut": {"characters": max(0, len(prediction) - PAGE_TEXT_MAX),
+                "revisions": max(0, len(all_revisions) - REVISIONS_MAX)},
     }
 
 
@@ -103,15 +82,21 @@ def board_metric_keys(runs: list[Run]) -> list[str]:
     return keys
 
 
+def public_summary(results: Results) -> dict[str, Any]:
+    """summary.json as the site publishes it: participants' strings capped (`leaderboard.safe`)."""
+    meta = {k: (cap(v) if isinstance(v, str) else v) for k, v in results.summary.items() if k != "runs"}
+    return {**meta, "runs": [public_run(r) for r in results.summary["runs"] if isinstance(r, dict)]}
+
+
 def track_summary(results: Results, track: str) -> dict[str, Any]:
-    """summary.json restricted to one track."""
-    meta = {k: v for k, v in results.summary.items() if k != "runs"}
-    runs = [r for r in results.summary["runs"] if isinstance(r, dict) and r.get("track") == track]
-    return {**meta, "track": track, "runs": runs}
+    """The published summary.json restricted to one track (a board's track)."""
+    public = public_summary(results)
+    return {**public, "track": track, "runs": [r for r in public["runs"] if r.get("track") == track]}
 
 
 def track_csv(runs: list[Run]) -> str:
-    """One row per run: identity, status and every metric with its interval."""
+    """One row per run: identity, status and every metric with its interval. Text cells are capped and cannot
+    start a spreadsheet formula (`leaderboard.safe.csv_text`); numbers are written as numbers."""
     keys = board_metric_keys(runs)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -120,8 +105,8 @@ def track_csv(runs: list[Run]) -> str:
         head += [k, f"{k}_ci95_low", f"{k}_ci95_high"]
     w.writerow(head)
     for r in runs:
-        row: list[Any] = [r.submission, r.team, r.system, r.track, r.dataset, r.kind, r.baseline, r.status,
-                          r.reason or ""]
+        row: list[Any] = [csv_text(x) for x in (r.submission, r.team, r.system, r.track, r.dataset, r.kind)]
+        row += [r.baseline, csv_text(r.status), csv_text(r.reason or "")]
         for k in keys:
             ci = r.ci(k)
             s = r.score(k)
@@ -130,13 +115,13 @@ def track_csv(runs: list[Run]) -> str:
     return buf.getvalue()
 
 
-def score_rows(run: Run) -> list[dict[str, Any]]:
+def score_rows(run: Run, catalog: Catalog) -> list[dict[str, Any]]:
     """All scores of a run, for the submission page, grouped quality / norm / latency / stability / other."""
     order = {"quality": 0, "norm": 1, "latency": 2, "stability": 3, "other": 4}
     rows = []
     for i, key in enumerate(run.metric_keys):
         rec = run.scores[key]
-        info = describe(key)
+        info = catalog.describe(key)
         notes = []
         if rec.get("unit"):
             notes.append(f"unit: {rec['unit']}")
@@ -166,5 +151,5 @@ def counts(run: Run) -> dict[str, Any]:
     return c if isinstance(c, dict) else {}
 
 
-__all__ = ["META_KEYS", "significance", "timeline", "slider_data", "track_summary", "track_csv", "score_rows",
+__all__ = ["META_KEYS", "timeline", "slider_data", "public_summary", "track_summary", "track_csv", "score_rows",
            "manifest_items", "counts", "board_metric_keys"]

@@ -5,8 +5,10 @@ the others are decoded here by policies over the same data, so that every case a
 source is the bundled UDHR text (en→es, test split) and the LibriVox recordings of pocketsphinx-testdata
 (speech). Translations come from Apertium (eng-spa), run once over every source prefix the policies can ask for;
 the policies (wait-k, re-translation, offline, a cascade over the LibriVox transcripts) decide from the prefixes
-they have read only. Records follow docs/formats.md and are scored by the real scorer (`harness.scoring`).
-Nothing here writes a score by hand.
+they have read only. Every file is written by the harness's own writers: instances.log by the run log's
+`LogWriter`, scores.json and instance_scores.jsonl by the scoring stage (`harness.scoring.score_run`), summary.json
+by the batch's summary writer and the significance files by `harness.scoring.results.score_results`.
+Nothing here writes a score or a results file by hand.
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from typing import Any
 import pytest
 import soundfile as sf
 
-from harness import __version__
+from harness import __version__, layout
+from harness.config import load_config
 from harness.metrics.stability import final_token_delays
+from harness.batch.results import write_summary
+from harness.runlog import LogWriter, read_records
 from harness.runlog.reader import validate_record
-from harness.scoring import add_norm_scores, score_records
+from harness.scoring import add_norm_scores, score_run, write_json, write_scores
+from harness.scoring.results import score_results
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
@@ -186,17 +192,39 @@ def _manifest(config_text: str, config: Path) -> dict[str, Any]:
                          "python": platform.python_version()}}
 
 
-def _write_run(root: Path, sub: str, ds: str, records: list[dict[str, Any]], scores: dict[str, Any] | None,
-               client_log: str, manifest: dict[str, Any]) -> None:
-    run_dir = root / sub / ds
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / "instances.log").open("w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    if scores is not None:
-        (run_dir / "scores.json").write_text(json.dumps(scores, indent=1, ensure_ascii=False), encoding="utf-8")
-    (run_dir / "client.log").write_text(client_log, encoding="utf-8")
-    (root / sub / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+def write_run(results: Path, sub: str, ds: str, records: list[dict[str, Any]], client_log: str,
+              manifest: dict[str, Any], bootstrap: int = 200) -> dict[str, Any] | None:
+    """Write a run folder as a run does (log, client log, manifest) and score it as the scoring stage does."""
+    run = layout.ResultsDir(results).run(sub, ds)
+    writer = LogWriter(run.path)
+    for rec in records:
+        writer.write(rec)
+    writer.close()
+    run.client_log.write_text(client_log, encoding="utf-8")
+    write_json(layout.ResultsDir(results).submission(sub).manifest, manifest)
+    return score_run(run.path, bootstrap=bootstrap) if records else None
+
+
+def summary_record(sub: str, team: str, system: str, track: str | None, kind: str, baseline: bool, status: str,
+                   scores: dict[str, Any] | None, reason: str | None = None, partial: bool = False,
+                   dataset: str = "test") -> dict[str, Any]:
+    """One `runs` entry of summary.json, with the fields the batch records (docs/formats.md)."""
+    return {"submission": sub, "team": team, "system": system, "track": track, "kind": kind, "baseline": baseline,
+            "dataset": dataset, "status": status, "reason": reason, "partial": partial, "scores": scores or {}}
+
+
+def finish_results(results: Path, config_path: Path, runs: list[dict[str, Any]]) -> None:
+    """What the batch does after its runs: Norm-Scores against the baseline, summary.json, the results stage."""
+    config = load_config(config_path, check_files=False)
+    for track in config.tracks:
+        base = {r["dataset"]: r for r in runs if r["submission"] == track.baseline and r["scores"]}
+        for r in runs:
+            b = base.get(r["dataset"])
+            if r["track"] == track.name and r["scores"] and b is not None:
+                add_norm_scores(r["scores"], b["scores"], track.baseline)
+                write_scores(layout.ResultsDir(results).run(r["submission"], r["dataset"]).path, r["scores"])
+    write_summary(config, results, runs)
+    score_results(config, results, runs)
 
 
 def build_results(root: Path) -> tuple[Path, Path]:
@@ -224,33 +252,22 @@ def build_results(root: Path) -> tuple[Path, Path]:
     results = root / "results"
     manifest = _manifest(config_text, config)
     runs: list[dict[str, Any]] = []
-    baseline_scores: dict[str, Any] | None = None
     for sub, team, system, kind, is_base, policy, k in TEXT_RUNS:
         records = [text_record(i, s, {"orig": o, "mono": m}, policy, mt, k,
                                echo=XSS_TEXT if sub.startswith("tag-team") and i == 0 else "")
                    for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True))]
-        scores = score_records(records, latency_unit="word", bootstrap=200, source=f"{sub}/test/instances.log",
-                               baseline=None if baseline_scores is None else ("organizers-offline", baseline_scores))
-        if is_base:
-            baseline_scores = scores
-        log = f"[agent] {policy} k={k}: decoded {len(records)} instances\n"
-        _write_run(results, sub, "test", records, scores, log, manifest)
-        runs.append({"submission": sub, "team": team, "system": system, "track": "text-en-es", "kind": kind,
-                     "baseline": is_base, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
-    # the project's own agent templates through the real server and client (`harness run`), scored by it
+        scores = write_run(results, sub, "test", records, f"[agent] {policy} k={k}: decoded {len(records)} instances\n",
+                           manifest)
+        runs.append(summary_record(sub, team, system, "text-en-es", kind, is_base, "ok", scores))
+    # the project's own agent templates through the real server and client (`harness run`)
     for sub, system, kind, agent, extra in HARNESS_RUNS:
         out = root / "runs" / sub
         subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(config), "--dataset", "test",
                         "--track", "text-en-es", "--agent", str(REPO / "agent_templates" / agent / "agent.py"),
                         "--output", str(out), *extra], check=True, capture_output=True, timeout=300)
-        scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
-        if baseline_scores is not None:
-            add_norm_scores(scores, baseline_scores, "organizers-offline")
-        records = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
-        _write_run(results, sub, "test", records, scores, f"[harness run] {agent} {' '.join(extra)}\n", manifest)
-        runs.append({"submission": sub, "team": "Apertium Lab", "system": system, "track": "text-en-es",
-                     "kind": kind, "baseline": False, "dataset": "test", "status": "ok", "reason": None,
-                     "scores": scores})
+        records = read_records(layout.RunDir(out).instances_log)
+        scores = write_run(results, sub, "test", records, f"[harness run] {agent} {' '.join(extra)}\n", manifest)
+        runs.append(summary_record(sub, "Apertium Lab", system, "text-en-es", kind, False, "ok", scores))
     # an agent raising on instance 5: what it decoded before is kept, scored, flagged partial (as evaluate does)
     records, log = [], ""
     for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True)):
@@ -261,25 +278,17 @@ def build_results(root: Path) -> tuple[Path, Path]:
         except ZeroDivisionError as exc:
             log = f"[agent] decoding instance {i}\nTraceback (most recent call last):\nZeroDivisionError: {exc}\n"
             break
-    scores = score_records(records, latency_unit="word", bootstrap=200)
-    _write_run(results, "crashy-wait4", "test", records, scores, log, manifest)
-    runs.append({"submission": "crashy-wait4", "team": "Crashy", "system": "wait-4", "track": "text-en-es",
-                 "kind": "primary", "baseline": False, "dataset": "test", "status": "crash", "partial": True,
-                 "reason": f"crash on instance {len(records)}: ZeroDivisionError: division by zero", "scores": scores})
-    runs.append({"submission": "broken-build", "team": "Broken", "system": "nothing", "track": "text-en-es",
-                 "kind": "primary", "baseline": False, "dataset": "test", "status": "build_error",
-                 "reason": "Dockerfile line 3: COPY failed: file not found: model.bin", "scores": {}})
+    scores = write_run(results, "crashy-wait4", "test", records, log, manifest)
+    runs.append(summary_record("crashy-wait4", "Crashy", "wait-4", "text-en-es", "primary", False, "crash", scores,
+                               f"crash on instance {len(records)}: ZeroDivisionError: division by zero", True))
+    runs.append(summary_record("broken-build", "Broken", "nothing", "text-en-es", "primary", False, "build_error",
+                               None, "Dockerfile line 3: COPY failed: file not found: model.bin"))
     for sub, team, system, kind, k in SPEECH_RUNS:
         records = [speech_record(i, wav, words, ref, mt, k)
                    for i, ((wav, words), ref) in enumerate(zip(transcripts, speech_refs, strict=True))]
-        scores = score_records(records, latency_unit="ms", bootstrap=200, speech=True)
-        _write_run(results, sub, "test", records, scores, f"[agent] cascade wait-{k}\n", manifest)
-        runs.append({"submission": sub, "team": team, "system": system, "track": "speech-en-es", "kind": kind,
-                     "baseline": False, "dataset": "test", "status": "ok", "reason": None, "scores": scores})
-    summary = {"task": "leaderboard-fixture", "harness_version": __version__,
-               "config_sha256": manifest["config_sha256"], "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "runs": runs}
-    (results / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
+        scores = write_run(results, sub, "test", records, f"[agent] cascade wait-{k}\n", manifest)
+        runs.append(summary_record(sub, team, system, "speech-en-es", kind, False, "ok", scores))
+    finish_results(results, config, runs)
     return results, config
 
 

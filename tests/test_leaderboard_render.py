@@ -118,9 +118,9 @@ def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple
 def test_submission_page_shows_scores_signatures_significance_and_log(site: Path,
                                                                       fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
     results, _ = fixture_results
-    from harness.metrics.significance import paired_bootstrap
+    from harness.scoring.significance import paired_bootstrap
 
-    # paired bootstrap against the best complete run, as harness.metrics.significance computes it
+    # paired bootstrap against the best complete run, as the scoring stage computes it
     page = (site / "runs" / "flicker-retrans-test" / "index.html").read_text(encoding="utf-8")
     scores = json.loads((results / "flicker-retrans" / "test" / "scores.json").read_text(encoding="utf-8"))
     for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
@@ -168,7 +168,7 @@ def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: 
     shutil.copytree(results, copy)
     with (copy / "lab-a-wait1" / "test" / "instances.log").open("a") as fh:
         fh.write('{"index": 99, "predic')
-    index, pages = render_site(copy, tmp_path / "site", None, bootstrap=50)
+    index, pages = render_site(copy, tmp_path / "site", None)
     html = index.read_text(encoding="utf-8")
     assert "All submissions" in html and pages > 10
     assert not (tmp_path / "site" / "runs" / "lab-a-wait1-test" / "instances" / "99.html").exists()
@@ -189,3 +189,21 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (bad / "summary.json").write_text("{broken")
     assert main(["leaderboard", str(bad), "--output", str(tmp_path / "s2")]) == 2
     assert "summary.json: line 1" in capsys.readouterr().err
+
+
+def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
+                                                                      fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+    results, _ = fixture_results
+    scores_file = results / "lab-a-wait3" / "test" / "instance_scores.jsonl"
+    rows = [json.loads(x) for x in scores_file.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" in r for r in rows)
+    run_page = (site / "runs" / "lab-a-wait3-test" / "index.html").read_text(encoding="utf-8")
+    for row in rows:
+        inst = (site / "runs" / "lab-a-wait3-test" / "instances" / f"{row['index']}.html").read_text(encoding="utf-8")
+        grid = re.search(r"<dt>LAAL <span[^>]*>↓</span></dt><dd>([^<]+)</dd>", inst)
+        assert grid and grid.group(1) == f"{row['LAAL']:.2f}"
+        assert f'data-value="{row["LAAL"]}"' in run_page
+    sig = json.loads((results / "significance" / "text-en-es" / "test.json").read_text(encoding="utf-8"))
+    assert sig["metrics"] == ["BLEU", "LAAL"] and sig["best"] not in sig["runs"]
+    scored = [r["submission"] for r in _summary(results)["runs"] if r["track"] == "text-en-es" and r["scores"]]
+    assert sorted(sig["runs"]) == sorted(s for s in scored if s != sig["best"])  # not broken-build: no scores

@@ -84,7 +84,8 @@ def test_retranslation_log_has_ne() -> None:
     revs = [{"delay": 1, "elapsed": 1.2, "text": "una"}, {"delay": 2, "elapsed": 2.2, "text": "la casa"},
             {"delay": 3, "elapsed": 3.3, "text": "la casa verde"}]
     scores = score_records([_rec(0, revisions=revs, prediction="la casa verde")], latency_unit="word", bootstrap=1)
-    assert scores["NE"] == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1}
+    ne = {k: scores["NE"][k] for k in ("score", "unit", "instances", "direction")}
+    assert ne == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1, "direction": "lower"}
 
 
 def test_char_unit_keeps_spaces_for_bleu() -> None:
@@ -135,3 +136,35 @@ def test_partial_runs_can_drop_a_half_written_last_line(tmp_path) -> None:
     log = _write(tmp_path, [json.dumps(_rec(0)), json.dumps(_rec(1))[:-7]], "")
     scores = score_path(log, bootstrap=1, allow_torn=True)
     assert scores["counts"]["instances"] == 1
+
+
+def test_score_writes_per_instance_metrics(tmp_path) -> None:
+    from harness.scoring import instance_metrics
+
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE, run)
+    assert main(["score", str(run)]) == 0
+    rows = [json.loads(x) for x in (run / "instance_scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(x) for x in (run / "instances.log").read_text(encoding="utf-8").splitlines()]
+    assert [r["index"] for r in rows] == sorted(r["index"] for r in records) and len(rows) == 40
+    by_index = {r["index"]: r for r in records}
+    for row in rows:
+        expected = instance_metrics(by_index[row["index"]], "word")
+        assert set(row) == {"index", *LATENCY}
+        for name in LATENCY:
+            assert row[name] == pytest.approx(expected[name]), (row["index"], name)
+
+
+def test_all_zero_elapsed_in_a_harness_log_is_a_value() -> None:
+    """A harness client that wrote a whole sentence at once has elapsed [0, 0, 0]: scored, never dropped."""
+    honest = _rec(0, elapsed=[3.0, 4.0, 5.0], delays=[3, 3, 3])
+    cheat = _rec(1, elapsed=[0, 0, 0], delays=[0, 0, 0])
+    scores = score_records([honest, cheat], latency_unit="word", bootstrap=1)
+    alone = score_records([honest], latency_unit="word", bootstrap=1)
+    assert scores["counts"]["instances"] == 2
+    assert scores["StartOffset_CA"]["score"] == pytest.approx((3.0 + 0.0) / 2)  # both instances count
+    assert alone["StartOffset_CA"]["score"] == pytest.approx(3.0)
+    # a SimulEval log (no `status`, no `latency_unit`) writes zeros for "not measured": no _CA metrics
+    simuleval = [{k: v for k, v in _rec(i, elapsed=[0, 0, 0]).items() if k not in ("status", "latency_unit")}
+                 for i in range(2)]
+    assert "AL_CA" not in score_records(simuleval, latency_unit="word", bootstrap=1)

@@ -1,5 +1,6 @@
 """The results stage of a batch: scoring each run once from its file, the summary, and `finish_results`,
-the one hand-off after all runs (today: Norm-Score against each track's baseline, then summary.json)."""
+the one hand-off after all runs (Norm-Score against each track's baseline, summary.json, then the scoring
+stage's per-instance metrics and per-board significance files that the leaderboard reads)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,14 @@ def score_run(run_dir: Path, track: Track, partial: bool) -> dict[str, Any] | No
 
 def finish_results(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
     """The results-stage step once every run is scored: Norm-Score against each track's baseline (rewriting
-    those runs' scores.json), then `summary.json`. The single call site of this stage; its path."""
+    those runs' scores.json), `summary.json`, then every run's instance_scores.jsonl and each board's
+    significance file (`harness.scoring.results`). The single call site of this stage; the summary's path."""
+    from harness.scoring.results import score_results
+
     add_norm_scores(config, output, runs)
-    return write_summary(config, output, runs)
+    path = write_summary(config, output, runs)
+    score_results(config, output, runs)
+    return path
 
 
 def add_norm_scores(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> None:

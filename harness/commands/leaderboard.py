@@ -21,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or the path summary.json names, else inferred from the scores")
     parser.add_argument("--no-instance-pages", action="store_true",
                         help="leave out the per-instance pages (they show hidden test sources and references)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the paired significance test")
 
 
 def _render_module() -> ModuleType:
@@ -66,14 +65,10 @@ def _config_path(args: argparse.Namespace) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.errors import HarnessError
 
-    if args.bootstrap < 1:
-        raise HarnessError(f"--bootstrap must be positive, got {args.bootstrap}")
     cfg_path = _config_path(args)
     config = load_config(cfg_path, check_files=False) if cfg_path else None
     render = _render_module()
-    index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages,
-                                      bootstrap=args.bootstrap)
+    index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages)
     print(f"leaderboard: {pages} pages written; open {index.resolve().as_uri()}")
     return 0

@@ -1,4 +1,5 @@
-"""`harness score RUN_DIR_OR_LOG [--format json]`: score an instances.log and write scores.json beside it."""
+"""`harness score RUN_DIR_OR_LOG [--format json]`: score an instances.log; write scores.json and
+instance_scores.jsonl beside it."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
     parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", help="only these metrics (default: all)")
-    parser.add_argument("--no-write", action="store_true", help="do not write scores.json")
+    parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
 
 
 def _fmt(x: Any) -> str:
@@ -58,10 +59,10 @@ def render_table(scores: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score, write scores.json unless --no-write, print a table or the JSON object."""
-    from harness.scoring import score_path, write_scores
+    """Score, write scores.json and instance_scores.jsonl unless --no-write, print a table or the JSON object."""
+    from harness.scoring import score_log, write_instance_scores, write_scores
 
-    scores = score_path(
+    scores, rows = score_log(
         args.path,
         latency_unit=args.latency_unit,
         tokenizer=args.tokenizer,
@@ -70,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         computation_aware=not args.no_computation_aware,
         metrics=args.metrics,
     )
-    target = None if args.no_write else write_scores(args.path, scores)
+    target = None
+    if not args.no_write:
+        target = write_scores(args.path, scores)
+        write_instance_scores(target.parent, rows)
     if args.format == "json":
         print(json.dumps(scores, indent=1, ensure_ascii=False))
     else:

@@ -4,35 +4,35 @@ Top-level keys are metric names (`BLEU`, `chrF`, `TER`, `AL`, `LAAL`, `AP`, `DAL
 `EndOffset`, `YAAL`, `NAME_CA` where elapsed times exist, `NAME@SET` for other reference sets and `NAME@multi` for
 all of them together, `NE` for re-translation logs, `NormBLEU` with a baseline) plus `counts` and `info`.
 Unqualified names refer to the first reference set. Every interval comes from the same bootstrap resamples of
-the instances (sacrebleu's seeded draw), so metrics stay comparable.
+the instances (sacrebleu's seeded draw), so metrics stay comparable. Every metric record also carries `kind`,
+`direction`, `unit` and `definition` from `harness.metric_registry`, so readers need no metric code.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, layout
+from harness import __version__, metric_registry
 from harness.errors import HarnessError
+from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
-from harness.metrics.quality import QUALITY_METRICS, norm_score, quality_score, resample_counts
+from harness.metrics.quality import norm_score, quality_score, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
 
 __all__ = [
-    "LATENCY_UNITS_BY_METRIC",
     "reference_sets_of",
     "instance_metrics",
+    "corpus_instance_metrics",
     "score_records",
+    "score_records_with_instances",
     "score_path",
-    "write_scores",
     "add_norm_scores",
+    "instance_rows",
+    "score_log",
 ]
-
-LATENCY_UNITS_BY_METRIC = {"AP": "proportion"}
 
 
 def reference_sets_of(record: dict[str, Any]) -> dict[str, str]:
@@ -47,11 +47,21 @@ def _is_speech(record: dict[str, Any], latency_unit: str) -> bool:
     return latency_unit == "ms" or isinstance(record.get("source"), list)
 
 
+def _is_harness_record(record: dict[str, Any]) -> bool:
+    """Written by the harness's server (which records `latency_unit` and `status`), not by SimulEval."""
+    return "latency_unit" in record or "status" in record or "timing" in record
+
+
 def _elapsed(record: dict[str, Any]) -> list[float] | None:
-    """The record's elapsed times, or None where there are none (SimulEval writes zeros for text sources;
-    the harness's own records, which carry `timing`, always time their writes: zeros there are values)."""
+    """The record's elapsed times, or None where there are none.
+
+    SimulEval writes all-zero elapsed times for text sources, meaning "not measured"; in a harness log every
+    value is measured, so all zeros are a value (a client that wrote everything at once), never "no timing".
+    """
     el = record.get("elapsed")
-    if not el or len(el) != len(record.get("delays") or []) or not (any(el) or "timing" in record):
+    if not el or len(el) != len(record.get("delays") or []):
+        return None
+    if not any(el) and not _is_harness_record(record):  # any(): some value is not 0
         return None
     return el
 
@@ -61,7 +71,6 @@ def instance_metrics(
     latency_unit: str,
     *,
     reference_set: str | None = None,
-    speech: bool | None = None,
 ) -> dict[str, float | None]:
     """Per-instance AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL (and `_CA` where elapsed exists).
 
@@ -71,12 +80,11 @@ def instance_metrics(
     ref = refs[reference_set] if reference_set else next(iter(refs.values()))
     delays = record.get("delays") or []
     elapsed = _elapsed(record)
-    if speech is None:
-        speech = _is_speech(record, latency_unit)
+    speech = _is_speech(record, latency_unit)
     if not delays:
-        names = list(lat.LATENCY_METRICS)
+        names = list(LATENCY_METRICS)
         if elapsed is not None or record.get("elapsed") is not None:
-            names += [f"{n}_CA" for n in lat.LATENCY_METRICS]
+            names += [f"{n}_CA" for n in LATENCY_METRICS]
         return dict.fromkeys(names)
     target_unit = "char" if latency_unit == "char" else "word"
     return lat.instance_latency(
@@ -145,7 +153,12 @@ def corpus_instance_metrics(
     return out
 
 
-def score_records(
+def score_records(records: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    """The scores.json object of a list of validated instance records (see `score_records_with_instances`)."""
+    return score_records_with_instances(records, **kwargs)[0]
+
+
+def score_records_with_instances(
     records: list[dict[str, Any]],
     *,
     latency_unit: str,
@@ -158,15 +171,16 @@ def score_records(
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
     metrics: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """The scores.json object of a list of validated instance records (see module docstring).
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
-    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them.
+    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them. The rows
+    are one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency metric scored.
     """
     if not records:
         raise HarnessError("no instances to score")
-    wanted = set(metrics) if metrics is not None else set(QUALITY_METRICS) | set(lat.LATENCY_METRICS)
-    unknown = wanted - set(QUALITY_METRICS) - set(lat.LATENCY_METRICS)
+    wanted = set(metrics) if metrics is not None else set(QUALITY_METRICS) | set(LATENCY_METRICS)
+    unknown = wanted - set(QUALITY_METRICS) - set(LATENCY_METRICS)
     if unknown:
         raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
     records = sorted(records, key=lambda r: r.get("index", 0))
@@ -197,6 +211,7 @@ def score_records(
         for metric in (m for m in QUALITY_METRICS if m in wanted):
             rec = quality_score(metric, hyps, streams, tokenizer=tokenizer, counts=counts, seed=seed)
             rec["reference_set"] = set_name
+            rec.update(metric_registry.describe_key(metric + suffix))
             out[metric + suffix] = rec
 
     # latency on the first reference set
@@ -204,7 +219,7 @@ def score_records(
 
     per_instance = corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
     has_ca = "AL_CA" in per_instance
-    plain = [n for n in lat.LATENCY_METRICS if n in wanted]
+    plain = [n for n in LATENCY_METRICS if n in wanted]
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     empty = np.full(len(records), np.nan)
     means = _mean_records([per_instance.get(name, empty) for name in names], counts)
@@ -213,9 +228,9 @@ def score_records(
         entry: dict[str, Any] = {
             "score": score,
             "ci95": ci,
-            "unit": LATENCY_UNITS_BY_METRIC.get(base, delay_unit),
             "reference_set": sets[0],
             "computation_aware": name.endswith("_CA"),
+            **metric_registry.describe_key(name, delay_unit),
         }
         if score is None:
             entry["note"] = "no instance with a non-empty hypothesis" + (
@@ -227,7 +242,7 @@ def score_records(
     revised = [r["revisions"] for r in records if r.get("revisions")]
     if revised:
         ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), target_unit)
-        out["NE"] = {"score": ne, "unit": "token", "instances": len(revised)}
+        out["NE"] = {"score": ne, "instances": len(revised), **metric_registry.describe_key("NE")}
 
     if baseline is not None:
         add_norm_scores(out, baseline[1], baseline[0])
@@ -249,7 +264,24 @@ def score_records(
         "seed": seed,
         "computation_aware": has_ca,
     }
-    return out
+    rows = instance_rows(records, per_instance, names)
+    return out, rows
+
+
+def instance_rows(records: Sequence[dict[str, Any]], per_instance: dict[str, Any], names: list[str]
+                   ) -> list[dict[str, Any]]:
+    """One `{"index", NAME: value or None}` row per record (the instance_scores.jsonl lines)."""
+    columns = [(name, per_instance[name].tolist()) for name in names if name in per_instance]
+    rows: list[dict[str, Any]] = []
+    for i, rec in enumerate(records):
+        row: dict[str, Any] = {"index": rec.get("index")}
+        for name, values in columns:
+            v = values[i]
+            row[name] = None if v != v else v  # NaN: no value
+        for name in names:
+            row.setdefault(name, None)
+        rows.append(row)
+    return rows
 
 
 def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], baseline_name: str) -> dict[str, Any]:
@@ -262,15 +294,21 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
                     "score": norm_score(scores[key]["score"], base["score"]),
                     "baseline": baseline_name,
                     "reference_set": scores[key].get("reference_set"),
+                    **metric_registry.describe_key("Norm" + key),
                 }
     return scores
 
 
 def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
-    """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's).
+    """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's); see `score_log`."""
+    return score_log(path, **kwargs)[0]
 
-    Keyword arguments go to `score_records`; `latency_unit` overrides the log's own; `allow_torn=True`
-    leaves out a torn last line (for scoring partial runs) instead of reporting it.
+
+def score_log(path: str | Path, **kwargs: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(scores, instance_scores rows) of a run directory or an instances.log.
+
+    Keyword arguments go to `score_records_with_instances`; `latency_unit` overrides the log's own;
+    `allow_torn=True` leaves out a torn last line (for scoring partial runs) instead of reporting it.
     """
     from harness.runlog import read_instances
 
@@ -279,29 +317,10 @@ def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
         latency_unit=kwargs.pop("latency_unit", None),
         allow_torn=kwargs.pop("allow_torn", False),
     )
-    return score_records(
+    return score_records_with_instances(
         log.records,
         latency_unit=log.latency_unit,
         speech=log.source_type == "speech",
         source=str(log.path),
         **kwargs,
     )
-
-
-def write_scores(path: str | Path, scores: dict[str, Any] | None = None, **kwargs: Any) -> Path:
-    """Write scores.json beside the instances.log at `path` (scoring it unless `scores` is given); its path."""
-    from harness.runlog import resolve_log_path
-
-    log_path = resolve_log_path(path)
-    if scores is None:
-        scores = score_path(log_path, **kwargs)
-    target = layout.RunDir(log_path.parent).scores
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(scores, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
-    return target
-
-
-def metric_names(scores: dict[str, Any]) -> Sequence[str]:
-    """The metric keys of a scores object, in their order (everything but `counts` and `info`)."""
-    return [k for k in scores if k not in ("counts", "info")]

@@ -1,0 +1,147 @@
+"""The one registry of metrics: name, kind, direction, unit, definition, modality, CA variant and function.
+
+Every other place reads it: config validation (`harness.config`: which names a track may list), the scorers
+(`harness.scoring`: which metrics exist, their units), scores.json (every metric record carries `kind`,
+`direction`, `unit` and `definition` from here) and, through those records, the leaderboard's metric table.
+
+It lives outside `harness.metrics` and holds data only (the function is named as `module:attribute`, resolved
+by `function_of`), so that `harness.config` — imported by the leaderboard — pulls in no metric code, and the
+leaderboard, which imports nothing from `harness.metrics` or `harness.scoring`, learns what a metric means from
+the files the scoring stage wrote, not from code run at render time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MetricSpec",
+    "REGISTRY",
+    "QUALITY_METRICS",
+    "LATENCY_METRICS",
+    "names",
+    "spec_of",
+    "unit_of",
+    "describe_key",
+    "function_of",
+]
+
+HIGHER, LOWER = "higher", "lower"
+#: unit rules: `delay` = the run's delay unit (word, char or ms of source audio); the others are fixed
+DELAY_UNIT = "delay"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric: what it is called, what it measures and how to compute it."""
+
+    name: str
+    kind: str  # quality | latency | stability | norm
+    direction: str  # higher | lower (is better)
+    unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`
+    definition: str  # one line, for readers
+    modality: str  # text | speech | both: the sources it applies to
+    computation_aware: bool  # has a `NAME_CA` variant computed from elapsed times
+    function: str  # `module:attribute` of the function computing it
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == HIGHER
+
+
+def _q(name: str, direction: str, definition: str) -> MetricSpec:
+    return MetricSpec(name, "quality", direction, "points", definition, "both", False,
+                      "harness.metrics.quality:quality_score")
+
+
+def _lat(name: str, function: str, definition: str, unit: str = DELAY_UNIT) -> MetricSpec:
+    return MetricSpec(name, "latency", LOWER, unit, definition, "both", True, f"harness.metrics.latency:{function}")
+
+
+REGISTRY: dict[str, MetricSpec] = {
+    s.name: s
+    for s in (
+        _q("BLEU", HIGHER, "BLEU (sacrebleu): geometric mean of 1–4-gram precisions with a brevity penalty, 0–100."),
+        _q("chrF", HIGHER, "chrF (sacrebleu): character n-gram F-score, 0–100."),
+        _q("TER", LOWER, "TER (sacrebleu): edits needed to turn the hypothesis into the reference, per reference "
+                         "word."),
+        _lat("AL", "average_lagging",
+             "Average Lagging: source read before each target word, minus an ideal policy's, averaged up to the "
+             "first word written after the whole source was read."),
+        _lat("LAAL", "length_adaptive_average_lagging",
+             "Length-Adaptive Average Lagging: AL with the ideal rate taken from the longer of hypothesis and "
+             "reference, so over-long outputs are not rewarded."),
+        _lat("AP", "average_proportion",
+             "Average Proportion: mean fraction of the source read when each target word was written (0–1).",
+             unit="proportion"),
+        _lat("DAL", "differentiable_average_lagging",
+             "Differentiable Average Lagging: AL where each word is at least one source-per-target step after the "
+             "previous one."),
+        _lat("ATD", "average_token_delay",
+             "Average Token Delay: mean time between a source token and the target token that corresponds to it."),
+        _lat("StartOffset", "start_offset", "Start offset: source read before the first target word."),
+        _lat("EndOffset", "end_offset",
+             "End offset: delay of the last target word minus the source length (0: written at the end)."),
+        _lat("YAAL", "yet_another_average_lagging",
+             "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
+        MetricSpec("NE", "stability", LOWER, "token",
+                   "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
+                   "both", False, "harness.metrics.stability:corpus_normalized_erasure"),
+        MetricSpec("NormBLEU", "norm", HIGHER, "ratio",
+                   "Norm-Score: this system's BLEU divided by the BLEU of the offline baseline on the same "
+                   "references.", "both", False, "harness.metrics.quality:norm_score"),
+    )
+}
+SET_NOTE = {"multi": "all reference sets together (multi-reference)"}
+CA_NOTE = " Computation-aware: measured on wall-clock elapsed time, so slow systems pay for computing."
+
+
+def names(kind: str) -> tuple[str, ...]:
+    """Names of every metric of one kind, in registry order (e.g. `names("latency")`)."""
+    return tuple(s.name for s in REGISTRY.values() if s.kind == kind)
+
+
+QUALITY_METRICS = names("quality")
+LATENCY_METRICS = names("latency")
+
+
+def spec_of(key: str) -> MetricSpec | None:
+    """The registry entry of any scores.json key (`NAME`, `NAME@SET`, `NAME_CA`), or None if unknown."""
+    base = key.partition("@")[0]
+    spec = REGISTRY.get(base)
+    if spec is None and base.endswith("_CA"):
+        spec = REGISTRY.get(base[:-3])
+        return spec if spec is not None and spec.computation_aware else None
+    return spec
+
+
+def unit_of(spec: MetricSpec, delay_unit: str) -> str:
+    """The unit a score of `spec` is in, for a run whose delays are in `delay_unit`."""
+    return delay_unit if spec.unit == DELAY_UNIT else spec.unit
+
+
+def describe_key(key: str, delay_unit: str = "word") -> dict[str, Any]:
+    """What the scores.json record of `key` says about itself: `kind`, `direction`, `unit`, `definition`.
+
+    Empty for an unknown key.
+    """
+    spec = spec_of(key)
+    if spec is None:
+        return {}
+    name, _, refset = key.partition("@")
+    definition = spec.definition
+    if name.endswith("_CA"):
+        definition += CA_NOTE
+    if refset:
+        definition += f" Reference set: {SET_NOTE.get(refset, refset)}."
+    return {"kind": spec.kind, "direction": spec.direction, "unit": unit_of(spec, delay_unit),
+            "definition": definition}
+
+
+def function_of(name: str) -> Callable[..., Any]:
+    """The function that computes metric `name` (imports its module)."""
+    module, _, attr = REGISTRY[name].function.partition(":")
+    return getattr(importlib.import_module(module), attr)

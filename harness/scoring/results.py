@@ -1,0 +1,145 @@
+"""The results stage of scoring: what `harness evaluate` computes once after every run of a batch.
+
+`score_results(config, results_dir, runs)` writes, for the leaderboard to read as files:
+- `RUN/instance_scores.jsonl` of every run that logged instances (per-instance latency metrics);
+- `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
+  scored run against the board's best on the track's primary quality and latency metrics, over the instances
+  both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
+  the order the leaderboard ranks in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import layout
+from harness.config import TaskConfig, Track
+from harness.errors import HarnessError
+from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS, REGISTRY
+from harness.metrics.significance import paired_quality, paired_values
+from harness.scoring.corpus import corpus_instance_metrics, instance_rows, reference_sets_of
+from harness.scoring.files import write_instance_scores, write_json
+
+__all__ = ["score_results", "best_run", "SCORED_STATUSES"]
+
+SCORED_STATUSES = ("ok", "partial")
+
+
+@dataclass
+class _RunData:
+    """One run's records by index and its per-instance latency values by metric and index (None: no value)."""
+
+    records: dict[int, dict[str, Any]]
+    latency: dict[str, dict[int, float | None]]
+    reference_set: str
+
+
+def _score(run: dict[str, Any], key: str) -> float | None:
+    rec = (run.get("scores") or {}).get(key)
+    value = rec.get("score") if isinstance(rec, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _scored(run: dict[str, Any], primary: str) -> bool:
+    ok = run.get("status") in SCORED_STATUSES or bool(run.get("partial"))
+    return ok and _score(run, primary) is not None
+
+
+def best_run(runs: list[dict[str, Any]], primary_quality: str) -> dict[str, Any] | None:
+    """The best complete run by `primary_quality` (a partial one only when none is complete), or None."""
+    scored = [r for r in runs if _scored(r, primary_quality)]
+    complete = [r for r in scored if r.get("status") == "ok" and not r.get("partial")]
+    up = REGISTRY[primary_quality].higher_is_better if primary_quality in REGISTRY else True
+    ranked = sorted(complete or scored, key=lambda r: (-(_score(r, primary_quality) or 0.0) if up
+                                                       else (_score(r, primary_quality) or 0.0), r["submission"]))
+    return ranked[0] if ranked else None
+
+
+def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
+    """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log."""
+    from harness.runlog import read_instances
+
+    if not run_dir.instances_log.is_file():
+        return None
+    try:
+        log = read_instances(run_dir.instances_log, allow_torn=True)
+    except HarnessError:
+        return None  # nothing to score (the run's status already says why)
+    records = sorted(log.records, key=lambda r: r["index"])
+    speech = log.source_type == "speech"
+    ref_set = next(iter(reference_sets_of(records[0])))
+    per = corpus_instance_metrics(records, log.latency_unit, ref_set, speech, track.computation_aware)
+    names = [*LATENCY_METRICS, *(f"{n}_CA" for n in LATENCY_METRICS if f"{n}_CA" in per)]
+    write_instance_scores(run_dir.path, instance_rows(records, per, names))
+    latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
+               for name, arr in per.items()}
+    return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _paired(best: _RunData, other: _RunData, metric: str, track: Track, bootstrap: int, seed: int
+            ) -> dict[str, Any]:
+    common = sorted(set(best.records) & set(other.records))
+    try:
+        if metric in QUALITY_METRICS:
+            refs = [reference_sets_of(best.records[i])[best.reference_set] for i in common]
+            res = paired_quality([best.records[i]["prediction"] for i in common],
+                                 [other.records[i]["prediction"] for i in common], refs, metric,
+                                 bootstrap=bootstrap, seed=seed, tokenizer=track.tokenizer)
+        else:
+            if metric not in best.latency or metric not in other.latency:
+                raise HarnessError(f"metric {metric!r} has no value for any instance")
+            res = paired_values([best.latency[metric][i] for i in common], [other.latency[metric][i] for i in common],
+                                metric, bootstrap=bootstrap, seed=seed)
+    except HarnessError as exc:
+        return {"error": str(exc)}
+    res["reference_set"] = best.reference_set
+    res["instances"] = len(common)
+    res["all_instances"] = len(common) == len(best.records) == len(other.records)
+    return res
+
+
+def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[str, Any]], *,
+                  bootstrap: int = 1000, seed: int = 12345) -> list[Path]:
+    """Write every run's instance_scores.jsonl and each configured board's significance file; their paths.
+
+    `runs` are the summary records of the batch (docs/formats.md, `summary.json` `runs`). Runs whose track is not
+    in `config` are left out (they get no board).
+    """
+    results = layout.ResultsDir(Path(results_dir))
+    written: list[Path] = []
+    tracks = {t.name: t for t in config.tracks}
+    data: dict[tuple[str, str], _RunData | None] = {}
+    for run in runs:
+        track = tracks.get(run.get("track"))  # type: ignore[arg-type]
+        if track is None or not isinstance(run.get("submission"), str) or not isinstance(run.get("dataset"), str):
+            continue
+        run_dir = results.run(run["submission"], run["dataset"])
+        if "/" in run["submission"] + run["dataset"] or ".." in run["submission"] + run["dataset"]:
+            continue
+        data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track)
+        if loaded is not None:
+            written.append(run_dir.instance_scores)
+    for track in config.tracks:
+        for dataset in track.datasets:
+            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
+            if not board:
+                continue
+            best = best_run(board, track.primary_quality)
+            out: dict[str, Any] = {"track": track.name, "dataset": dataset,
+                                   "best": best["submission"] if best else None,
+                                   "metrics": [track.primary_quality, track.primary_latency],
+                                   "bootstrap": bootstrap, "seed": seed, "runs": {}}
+            best_data = data.get((best["submission"], dataset)) if best else None
+            for run in board:
+                if best is None or run is best or not _scored(run, track.primary_quality):
+                    continue
+                other = data.get((run["submission"], dataset))
+                if best_data is None or other is None:
+                    continue
+                out["runs"][run["submission"]] = {
+                    m: _paired(best_data, other, m, track, bootstrap, seed)
+                    for m in (track.primary_quality, track.primary_latency)}
+            written.append(write_json(results.significance(track.name, dataset), out))
+    return written
