@@ -25,9 +25,9 @@ import pytest
 import soundfile as sf
 
 from harness import __version__, layout
+from harness.batch.results import write_summary
 from harness.config import load_config
 from harness.metrics.stability import final_token_delays
-from harness.batch.results import write_summary
 from harness.runlog import LogWriter, read_records
 from harness.runlog.reader import validate_record
 from harness.scoring import add_norm_scores, score_run, write_json, write_scores
