@@ -141,7 +141,7 @@ class Run:
         """index → per-instance metrics, as the scoring stage wrote them ({} when it did not)."""
         if self.run_dir is None:
             return {}
-        rows = read_jsonl(layout.RunDir(self.run_dir).instance_scores, "instance_scores.jsonl")
+        rows = read_jsonl(layout.RunDir(self.run_dir).instance_scores, "per-instance scores")
         return {r["index"]: {k: v for k, v in r.items() if k != "index"} for r in rows
                 if isinstance(r.get("index"), int)}
 
@@ -238,7 +238,7 @@ class Results:
 
 
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
-    where = f"{root / 'summary.json'}: runs[{i}]"
+    where = f"{layout.ResultsDir(root).summary}: runs[{i}]"
     if not isinstance(raw, dict):
         raise HarnessError(f"{where}: expected an object")
     for key in ("submission", "dataset", "status"):
@@ -251,9 +251,9 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
         and (root / sub / ds).is_dir() else None
     scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
-        scores = read_json(layout.RunDir(run_dir).scores, "scores.json")
+        scores = read_json(layout.RunDir(run_dir).scores, "scores")
     manifest_path = layout.SubmissionDir(root / sub).manifest if run_dir else None
-    manifest = read_json(manifest_path, "manifest.json") if manifest_path and manifest_path.is_file() else {}
+    manifest = read_json(manifest_path, "manifest") if manifest_path and manifest_path.is_file() else {}
     slug = slugify(f"{sub}-{ds}")
     while slug in used:
         slug += "_"
@@ -347,7 +347,7 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
     if not root.is_dir():
         raise HarnessError(f"{root}: results directory not found")
     results_dir = layout.ResultsDir(root)
-    summary = read_json(results_dir.summary, "summary.json")
+    summary = read_json(results_dir.summary, "summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("runs"), list):
         raise HarnessError(f"{results_dir.summary}: expected an object with a list 'runs'")
     used: set[str] = set()

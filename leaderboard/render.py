@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from harness import __version__
+from harness import __version__, layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from leaderboard import views
@@ -112,11 +112,11 @@ class SiteWriter:
         """Per track: summary.json and summary.csv. {track: {"json": path, "csv": path}}."""
         out: dict[str, dict[str, str]] = {}
         (self.out / "downloads").mkdir(exist_ok=True)
-        _write_json(self.out / "downloads" / "summary.json", views.public_summary(self.results))
+        _write_json(self.out / "downloads" / layout.SUMMARY, views.public_summary(self.results))
         for track in dict.fromkeys(b.track for b in self.results.boards):
             folder = self.out / "downloads" / slugify(track)
             folder.mkdir(parents=True, exist_ok=True)
-            _write_json(folder / "summary.json", views.track_summary(self.results, track))
+            _write_json(folder / layout.SUMMARY, views.track_summary(self.results, track))
             runs = [r for b in self.results.boards if b.track == track for r in b.runs]
             (folder / "summary.csv").write_text(views.track_csv(runs), encoding="utf-8")
             out[track] = {"json": f"downloads/{slugify(track)}/summary.json",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness import layout
+
 HELP = "build/load every submission, run each against the hidden data in isolation, score, write results"
 
 
@@ -50,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
     summary = evaluate(opts)
     failed = [r for r in summary["runs"] if r["status"] not in ("ok", "partial")]
     print(f"harness evaluate: {len(summary['runs'])} run(s), {len(failed)} failed; "
-          f"summary in {args.output / 'summary.json'}")
+          f"summary in {layout.ResultsDir(args.output).summary}")
     return 0

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from harness import layout
+
 HELP = "render the static HTML leaderboard (tables, plots, per-instance views) from a results directory"
 
 
@@ -48,7 +50,7 @@ def _config_path(args: argparse.Namespace) -> Path | None:
     import json
 
     try:
-        named = json.loads((args.results / "summary.json").read_text(encoding="utf-8")).get("config")
+        named = json.loads(layout.ResultsDir(args.results).summary.read_text(encoding="utf-8")).get("config")
     except (OSError, ValueError, AttributeError):
         return None
     if isinstance(named, str) and Path(named).is_file():

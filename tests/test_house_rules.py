@@ -1,0 +1,75 @@
+"""One owner per fact: artifact names live in harness.layout, and only harness.runlog opens instances.log."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from harness import layout
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACT_NAMES = {layout.INSTANCES_LOG, layout.SCORES, layout.INSTANCE_SCORES, layout.RUN_META, layout.CLIENT_LOG,
+                  layout.SERVER_LOG, layout.MANIFEST, layout.BUILD_LOG, layout.SUMMARY}
+#: files that may spell a name for another reason: docker's own `docker save` archive has a manifest.json
+ALLOWED = {REPO / "harness" / "layout.py", REPO / "harness" / "images" / "submission.py"}
+READ_CALLS = {"open", "read_text", "read_bytes", "write_text", "write_bytes"}
+
+
+def _sources() -> list[Path]:
+    return sorted([*(REPO / "harness").rglob("*.py"), *(REPO / "leaderboard").rglob("*.py")])
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are docstrings (they may name files in prose)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _mentions_run_log(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "instances_log" for n in ast.walk(node)) or any(
+        isinstance(n, ast.Constant) and n.value == layout.INSTANCES_LOG for n in ast.walk(node))
+
+
+def test_only_layout_spells_an_artifact_name() -> None:
+    offenders = []
+    for path in _sources():
+        if path in ALLOWED:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in ARTIFACT_NAMES and id(node) not in docs:
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "artifact names belong in harness/layout.py:\n" + "\n".join(offenders)
+
+
+def _log_opens(tree: ast.AST) -> list[int]:
+    """Line numbers of calls that open, read or write a path naming instances.log."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        target = [func.value] if isinstance(func, ast.Attribute) else node.args[:1]
+        if name in READ_CALLS and any(_mentions_run_log(t) for t in target):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_run_log_owner_opens_instances_log() -> None:
+    owner = REPO / "harness" / "runlog"
+    offenders = [f"{path.relative_to(REPO)}:{line}" for path in _sources() if owner not in path.parents
+                 for line in _log_opens(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not offenders, "instances.log is opened only by harness.runlog:\n" + "\n".join(offenders)
+
+
+def test_the_rule_sees_both_ways_of_opening_the_log() -> None:
+    """So that a pass above is not an empty search."""
+    code = "run = layout.RunDir(p)\nrun.instances_log.read_text()\nopen(run.instances_log)\nopen(other)\n"
+    assert _log_opens(ast.parse(code)) == [2, 3]
