@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG, frozen_base, leftovers, make_submission, requires_docker
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow, requires_docker]
+from tests.evaluate_data.support import CONFIG, frozen_base, leftovers, make_submission
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def evaluate_cmd(subs: Path, out: Path, *extra: str) -> list[str]:

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG
 
 from harness.config import load_config
 from harness.orchestrator import failures, manifest
@@ -16,6 +15,7 @@ from harness.orchestrator.evaluate import Progress
 from harness.orchestrator.run import data_paths
 from harness.orchestrator.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
 from harness.runlog import read_statuses
+from tests.evaluate_data.support import CONFIG
 
 
 def classify(**kw):

@@ -14,13 +14,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
 
 from harness.config import load_config
 from harness.orchestrator import failures, network
 from harness.orchestrator.run import RunResult, RunSpec, docker_api, execute_run
+from tests.evaluate_data.support import CONFIG, leftovers, make_submission
 
-pytestmark = [pytest.mark.docker, requires_docker]
+pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")

@@ -12,27 +12,7 @@ from harness.client.connection import HTTPConnection, ServerRefused, WebSocketCo
 from harness.client.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
-
-SOURCES = ["the cat sat on the mat", "hello world", "one two three four five"]
-REFS = {"orig": ["el gato", "hola mundo", "uno dos tres cuatro cinco"], "mono": ["gato", "hola", "uno"]}
-
-
-def make_text_task(root: Path, sources: list[str] = SOURCES, limits: str = "") -> Path:
-    (root / "src.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
-    for name, lines in REFS.items():
-        (root / f"{name}.es").write_text("\n".join(lines[: len(sources)] + ["x"] * (len(sources) - len(lines)))
-                                         + "\n", encoding="utf-8")
-    cfg = root / "task.yaml"
-    cfg.write_text(f"""task: t
-tracks:
-  - name: text-en-es
-    modality: text
-    source_lang: en
-    target_lang: es
-    datasets:
-      dev: {{source: src.en, references: {{orig: orig.es, mono: mono.es}}}}
-{limits}""", encoding="utf-8")
-    return cfg
+from tests.text_task import SOURCES, make_text_task
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from harness.client.agent import AgentStates, ReadAction, ReviseAction, WriteAct
 from harness.orchestrator.submissions import load_submission
 from tests.templates_util import DEMO, ROOT, TEMPLATES, comparable_scores, http_run, joint_run, records
 
-pytestmark = pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")
+pytestmark = pytest.mark.apertium
 
 TEXT_TEMPLATES = ("waitk_apertium", "local_agreement", "retranslation", "simuleval_waitk")
 DEV = (ROOT / "data" / "udhr" / "dev.en").read_text(encoding="utf-8").splitlines()
