@@ -189,3 +189,4 @@ def test_screenshots_of_index_submission_and_instance(served: str, driver: webdr
         target = ARTIFACTS / name
         assert driver.save_screenshot(str(target)) and target.stat().st_size > 10_000
         driver.set_window_size(1366, 1000)
+    assert len({(ARTIFACTS / name).read_bytes() for name in shots}) == len(shots)  # four pages, four pictures

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from sacrebleu.metrics import BLEU, CHRF
 
 from harness.client.connection import HTTPConnection, ServerRefused, WebSocketConnection
 from harness.client.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
-from tests.text_task import SOURCES, make_text_task
+from tests.text_task import REFS, SOURCES, make_text_task
 
 
 @pytest.fixture
@@ -129,7 +130,10 @@ def test_2020_client_works_unchanged(served) -> None:
                 break
             client.send_hypo(sent_id, state["segment"])
     scores = client.get_scores()
-    assert scores["BLEU"]["score"] is not None and scores["counts"]["instances"] == 3
+    # the echo agent's output is the source itself: scores as sacrebleu gives them for SOURCES against REFS["orig"]
+    assert scores["counts"]["instances"] == 3
+    assert scores["BLEU"]["score"] == pytest.approx(BLEU().corpus_score(SOURCES, [REFS["orig"]]).score)
+    assert scores["chrF"]["score"] == pytest.approx(CHRF().corpus_score(SOURCES, [REFS["orig"]]).score)
     recs = {r["index"]: r for r in log_lines(ev)}
     assert recs[0]["prediction"] == SOURCES[0] and recs[0]["delays"] == [1, 2, 3, 4, 5, 6]
 
