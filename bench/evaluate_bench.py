@@ -23,15 +23,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 GOAL_OVERHEAD_S = 3.0
 
 
 def probe_image(tmp: Path) -> str:
-    from evaluate_data.support import make_submission
-
     from harness.images.base import docker_env, ensure_base_image
+    from tests.evaluate_data.support import make_submission
 
     ensure_base_image()
     folder = make_submission(tmp, "bench-probe", "python3 /app/probe_agent.py copy")
@@ -41,11 +40,10 @@ def probe_image(tmp: Path) -> str:
 
 
 def bench_overhead(repeat: int, tmp: Path) -> dict[str, float]:
-    from evaluate_data.support import CONFIG
-
     from harness.config import load_config
     from harness.run.execute import execute_run
     from harness.run.spec import RunSpec
+    from tests.evaluate_data.support import CONFIG
 
     image = probe_image(tmp)
     config = load_config(CONFIG)

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.layout import RunDir
+from harness.runlog import read_records
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "configs" / "demo.yaml"
 TEMPLATES = ROOT / "agent_templates"
@@ -44,8 +47,7 @@ def http_run(config: Path, track: str, agent: Path, out: Path, *extra: str, time
 def records(out: Path) -> dict[int, tuple]:
     """index → (prediction, delays, status, revisions' texts) of a run's instances.log."""
     result = {}
-    for line in (out / "instances.log").read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
+    for r in read_records(RunDir(out).instances_log):
         revisions = tuple(x["text"] for x in r.get("revisions") or [])
         result[r["index"]] = (r["prediction"], r["delays"], r["status"], revisions)
     return result
@@ -53,5 +55,5 @@ def records(out: Path) -> dict[int, tuple]:
 
 def comparable_scores(out: Path) -> dict:
     """Every metric of scores.json that does not depend on wall-clock time."""
-    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    scores = json.loads(RunDir(out).scores.read_text(encoding="utf-8"))
     return {k: v for k, v in scores.items() if isinstance(v, dict) and "score" in v and not k.endswith("_CA")}

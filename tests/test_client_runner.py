@@ -17,7 +17,7 @@ from harness.client.runner import run_instances
 from harness.errors import HarnessError
 from harness.joint import joint_run, loopback_server
 from harness.server.evaluation import open_evaluation
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 WAITK = '''
 from harness.client.agent import TextAgent, ReadAction, WriteAction, READ, WRITE

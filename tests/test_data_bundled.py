@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,7 @@ def test_build_parses_sections_and_drops_misaligned_ones(tmp_path: Path) -> None
     assert (tmp_path / "out" / "test.es").read_text() == "Cinco\n"
 
 
-@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+@pytest.mark.espeak
 def test_prepare_synthesizes_16k_mono_and_is_idempotent(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / "udhr").mkdir(parents=True)
@@ -71,7 +70,7 @@ def test_resample_keeps_a_tone() -> None:
     assert peak == 440
 
 
-@pytest.mark.skipif(not prepare.LIBRIVOX.is_dir(), reason="pocketsphinx-testdata is not installed")
+@pytest.mark.librivox
 def test_librivox_clips_are_listed_with_transcripts(tmp_path: Path) -> None:
     assert prepare.prepare_librivox(tmp_path)
     names = (tmp_path / "speech" / "librivox.list").read_text().splitlines()

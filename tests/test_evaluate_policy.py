@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG
 
 from harness.batch import manifest
 from harness.batch.progress import Progress
@@ -17,6 +16,7 @@ from harness.run import failures
 from harness.run.docker_backend import data_paths
 from harness.run.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
 from harness.runlog import read_statuses
+from tests.evaluate_data.support import CONFIG
 
 
 def classify(**kw):

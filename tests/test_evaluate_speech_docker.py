@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import soundfile
-from evaluate_data.support import leftovers, requires_docker
 
 from harness.images.base import DEFAULT_TAG
+from tests.evaluate_data.support import leftovers
 
-pytestmark = [pytest.mark.docker, requires_docker,
-              pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")]
+pytestmark = [pytest.mark.docker, pytest.mark.espeak]
 
 AGENT = '''
 from harness.client.agent import ReadAction, SpeechAgent, WriteAction

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_leaderboard_fixture import finish_results, summary_record, write_run
 
 from harness import layout
 from harness.config import load_config
 from leaderboard.render import render_site
+from tests.leaderboard_fixture import finish_results, summary_record, write_run
 
 HUGE_TEAM = "T" * 5_000_000
 BOGUS_TRACK = "<b>bogus</b>-track"

@@ -9,19 +9,20 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_leaderboard_fixture import XSS_TEAM, XSS_TEXT, fixture_results  # noqa: F401
 
 from harness.cli import main
 from harness.config import load_config
+from harness.runlog.reader import validate_record
 from leaderboard.model import load_results, slugify
 from leaderboard.plots import Point, pareto_front
 from leaderboard.render import render_site
+from tests.leaderboard_fixture import HARNESS_RUNS, SPEECH_RUNS, TEXT_RUNS, XSS_TEAM, XSS_TEXT
 
 EXTERNAL = re.compile(r"https?:|(?:src|href|action)\s*=\s*[\"']?//|url\(\s*[\"']?(?:https?:|//)|@import", re.I)
 
 
 @pytest.fixture(scope="module")
-def site(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+def site(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     results, config = fixture_results
     out = tmp_path_factory.mktemp("site") / "site"
     assert main(["leaderboard", str(results), "--output", str(out), "--config", str(config)]) == 0
@@ -32,7 +33,7 @@ def _summary(results: Path) -> dict:
     return json.loads((results / "summary.json").read_text(encoding="utf-8"))
 
 
-def test_every_run_and_instance_has_a_page(site: Path, fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+def test_every_run_and_instance_has_a_page(site: Path, fixture_results: tuple[Path, Path]) -> None:
     results, _ = fixture_results
     assert (site / "index.html").is_file()
     for run in _summary(results)["runs"]:
@@ -70,7 +71,7 @@ def test_team_name_and_hypothesis_with_script_tags_are_escaped(site: Path) -> No
     assert XSS_TEAM not in (run_dir / "index.html").read_text(encoding="utf-8")
 
 
-def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path], site: Path) -> None:  # noqa: F811
+def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path], site: Path) -> None:
     results, config_path = fixture_results
     config = load_config(config_path, check_files=False)
     loaded = load_results(results, config)
@@ -97,7 +98,7 @@ def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path
     assert "build error" in section and "COPY failed" in section  # the failed run, with its reason
 
 
-def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple[Path, Path]) -> None:
     results, _ = fixture_results
     runs = _summary(results)["runs"]
     for track in ("text-en-es", "speech-en-es"):
@@ -116,7 +117,7 @@ def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple
 
 
 def test_submission_page_shows_scores_signatures_significance_and_log(site: Path,
-                                                                      fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+                                                                      fixture_results: tuple[Path, Path]) -> None:
     results, _ = fixture_results
     from harness.scoring.significance import paired_bootstrap
 
@@ -140,7 +141,7 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
 
 
 def test_plot_has_alt_text_pareto_front_regimes_and_team_curves(site: Path,
-                                                                fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+                                                                fixture_results: tuple[Path, Path]) -> None:
     html = (site / "index.html").read_text(encoding="utf-8")
     svg = re.search(r'<svg id="plot-text-en-es-test".*?</svg>', html, re.S)
     assert svg
@@ -151,7 +152,7 @@ def test_plot_has_alt_text_pareto_front_regimes_and_team_curves(site: Path,
     assert s.count('class="team-curve"') == len({t for t in teams if teams.count(t) > 1}) >= 1
 
 
-def test_pareto_front_is_exactly_the_non_dominated_runs(fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+def test_pareto_front_is_exactly_the_non_dominated_runs(fixture_results: tuple[Path, Path]) -> None:
     results, config = fixture_results
     board = load_results(results, load_config(config, check_files=False)).boards[0]
     pts = [Point(r, r.score("LAAL"), r.score("BLEU")) for r in board.scored]
@@ -161,7 +162,7 @@ def test_pareto_front_is_exactly_the_non_dominated_runs(fixture_results: tuple[P
         assert (p in front) != dominated
 
 
-def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: tuple[Path, Path],  # noqa: F811
+def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: tuple[Path, Path],
                                                                tmp_path: Path) -> None:
     results, _ = fixture_results
     copy = tmp_path / "results"
@@ -175,7 +176,7 @@ def test_renders_without_config_and_tolerates_a_torn_last_line(fixture_results: 
 
 
 def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                 fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+                                 fixture_results: tuple[Path, Path]) -> None:
     assert main(["leaderboard", str(tmp_path / "nope"), "--output", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "results directory not found" in err
@@ -192,7 +193,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
-                                                                      fixture_results: tuple[Path, Path]) -> None:  # noqa: F811
+                                                                      fixture_results: tuple[Path, Path]) -> None:
     results, _ = fixture_results
     scores_file = results / "lab-a-wait3" / "test" / "instance_scores.jsonl"
     rows = [json.loads(x) for x in scores_file.read_text(encoding="utf-8").splitlines()]
@@ -207,3 +208,14 @@ def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
     assert sig["metrics"] == ["BLEU", "LAAL"] and sig["best"] not in sig["runs"]
     scored = [r["submission"] for r in _summary(results)["runs"] if r["track"] == "text-en-es" and r["scores"]]
     assert sorted(sig["runs"]) == sorted(s for s in scored if s != sig["best"])  # not broken-build: no scores
+
+
+def test_fixture_records_follow_the_instances_log_format(fixture_results: tuple[Path, Path]) -> None:
+    results, _ = fixture_results
+    logs = sorted(results.glob("*/test/instances.log"))
+    assert len(logs) == len(TEXT_RUNS) + len(HARNESS_RUNS) + 1 + len(SPEECH_RUNS)
+    for log in logs:
+        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+            assert validate_record(json.loads(line), f"{log}:{n}") is None
+    retrans = [json.loads(x) for x in (results / "flicker-retrans/test/instances.log").read_text().splitlines()]
+    assert any(len(r["revisions"]) > 1 for r in retrans)

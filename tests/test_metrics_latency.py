@@ -116,7 +116,9 @@ def test_scaling_delays_and_source(case, c: float) -> None:
 def test_bounds(case) -> None:
     x, y, delays = case
     assert 0 <= lat.average_proportion(delays, x, y) * y / len(delays) <= 1  # mean delay / |X| in [0, 1]
-    assert lat.average_token_delay(delays, speech=False) >= 0
+    # a text token lasts one word-time and cannot end before the source it was written after: every term is at
+    # least 1; and the i-th token ends by max(delays) + i + 1, its aligned source not before time 0
+    assert 1 <= lat.average_token_delay(delays, speech=False) <= max(delays) + len(delays)
     yaal = lat.yet_another_average_lagging(delays, x, y)
     assert (yaal is None) == (delays[0] >= x)
 

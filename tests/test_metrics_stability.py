@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,7 +40,12 @@ def test_properties(texts, start) -> None:
     assert final == len(texts[-1].split()) == len(delays)
     assert delays == sorted(delays)  # prefixes stabilise in order
     assert all(start <= d <= start + len(texts) - 1 for d in delays)
-    assert erased >= 0
+    words = [t.split() for t in texts]
+    pairs = list(pairwise(words))
+    # nothing is erased exactly when every revision extends the one before; a revision erases at least the tokens
+    # it is shorter by, and never more than the previous revision showed
+    assert (erased == 0) == all(b[: len(a)] == a for a, b in pairs)
+    assert sum(max(0, len(a) - len(b)) for a, b in pairs) <= erased <= sum(len(a) for a, _ in pairs)
 
 
 @settings(max_examples=100, deadline=None)

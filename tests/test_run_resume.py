@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 SLOW_AGENT = '''
 import time

@@ -9,7 +9,6 @@ on the in-memory instances of that same run (its reloaded-log ATD is wrong for t
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,11 +114,10 @@ def test_text_run_agrees_with_simuleval(tmp_path, monkeypatch, capsys) -> None:
     assert ours["counts"]["instances"] == 12
 
 
+@pytest.mark.espeak
 def test_speech_run_agrees_with_simuleval(tmp_path, monkeypatch, capsys) -> None:
     from simuleval.evaluator.scorers.latency_scorer import ATDScorer
 
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed")
     src, ref = _udhr(4)
     wavs = []
     for i, text in enumerate(src):

@@ -7,33 +7,14 @@ from pathlib import Path
 
 import pytest
 import requests
+from sacrebleu.metrics import BLEU, CHRF
 
 from harness.client.connection import HTTPConnection, ServerRefused, WebSocketConnection
 from harness.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.scoring import score_path
 from harness.server.evaluation import open_evaluation
-
-SOURCES = ["the cat sat on the mat", "hello world", "one two three four five"]
-REFS = {"orig": ["el gato", "hola mundo", "uno dos tres cuatro cinco"], "mono": ["gato", "hola", "uno"]}
-
-
-def make_text_task(root: Path, sources: list[str] = SOURCES, limits: str = "") -> Path:
-    (root / "src.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
-    for name, lines in REFS.items():
-        (root / f"{name}.es").write_text("\n".join(lines[: len(sources)] + ["x"] * (len(sources) - len(lines)))
-                                         + "\n", encoding="utf-8")
-    cfg = root / "task.yaml"
-    cfg.write_text(f"""task: t
-tracks:
-  - name: text-en-es
-    modality: text
-    source_lang: en
-    target_lang: es
-    datasets:
-      dev: {{source: src.en, references: {{orig: orig.es, mono: mono.es}}}}
-{limits}""", encoding="utf-8")
-    return cfg
+from tests.text_task import REFS, SOURCES, make_text_task
 
 
 @pytest.fixture
@@ -151,7 +132,10 @@ def test_2020_client_works_unchanged(served) -> None:
                 break
             client.send_hypo(sent_id, state["segment"])
     scores = client.get_scores()
-    assert scores["BLEU"]["score"] is not None and scores["counts"]["instances"] == 3
+    # the echo agent's output is the source itself: scores as sacrebleu gives them for SOURCES against REFS["orig"]
+    assert scores["counts"]["instances"] == 3
+    assert scores["BLEU"]["score"] == pytest.approx(BLEU().corpus_score(SOURCES, [REFS["orig"]]).score)
+    assert scores["chrF"]["score"] == pytest.approx(CHRF().corpus_score(SOURCES, [REFS["orig"]]).score)
     recs = {r["index"]: r for r in log_lines(ev)}
     assert recs[0]["prediction"] == SOURCES[0] and recs[0]["delays"] == [1, 2, 3, 4, 5, 6]
 

@@ -21,7 +21,7 @@ import websocket
 from harness import layout
 from harness.runlog import read_records
 from harness.scoring import score_records
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 SOURCES = ["the cat sat on the mat", "hello world", "one two three four five"]
 FULL = ["el gato se sentó en la alfombra", "hola mundo", "uno dos tres cuatro cinco"]

@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 from harness.protocol import StepRequest
 from harness.runlog import LogWriter, scan
 from harness.server.evaluation import open_evaluation
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 
 def _finish(ev, index: int, text: str) -> None:

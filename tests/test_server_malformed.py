@@ -14,7 +14,7 @@ from harness.client.connection import HTTPConnection
 from harness.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 JSON = {"Content-Type": "application/json"}
 FIXED: list[tuple[str, str, dict, bytes]] = [

@@ -12,7 +12,7 @@ from harness.client.connection import HTTPConnection, InProcessConnection, Serve
 from harness.joint import loopback_server
 from harness.protocol import StepRequest
 from harness.server.evaluation import open_evaluation
-from tests.test_server_api import make_text_task
+from tests.text_task import make_text_task
 
 
 def test_elapsed_is_delay_plus_client_time_without_server_time(tmp_path: Path) -> None:

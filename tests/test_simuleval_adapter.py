@@ -8,7 +8,6 @@ must BLEU, AL and LAAL as SimulEval computes them and as `harness score` does.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +112,7 @@ def _assert_same(theirs_dir: Path, theirs: dict, ours_dir: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")
+@pytest.mark.apertium
 def test_simuleval_waitk_template_scores_the_same_as_under_simuleval(tmp_path: Path) -> None:
     cfg, src, ref = _text_task(tmp_path, 40)
     agent = TEMPLATES / "simuleval_waitk" / "agent.py"

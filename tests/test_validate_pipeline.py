@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from evaluate_data.support import CONFIG, leftovers, make_submission, requires_docker
+
+from tests.evaluate_data.support import CONFIG, leftovers, make_submission
 
 
 def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -54,7 +55,6 @@ def test_invalid_submission_is_one_line(tmp_path):
 
 
 @pytest.mark.docker
-@requires_docker
 def test_docker_pipeline_with_preflight(tmp_path):
     folder = make_submission(tmp_path / "subs", "val-docker", "python3 probe_agent.py copy")
     proc = validate(folder, tmp_path / "out")
@@ -68,6 +68,7 @@ def test_docker_pipeline_with_preflight(tmp_path):
     assert leftovers(f"harness.pid={proc.pid}") == []
 
 
+@pytest.mark.apertium
 def test_no_docker_runs_an_example_submission_unchanged(tmp_path):
     """A real baseline (wait-k over Apertium) validates locally with exactly the command it ships in Docker."""
     example = Path(__file__).resolve().parents[1] / "agent_templates" / "waitk_apertium"

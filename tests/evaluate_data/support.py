@@ -1,4 +1,5 @@
-"""Shared helpers of the Docker tests of `harness evaluate` / `harness validate` (not a test module).
+"""Shared helpers of the Docker tests of `harness evaluate` / `harness validate` (not a test module; imported as
+`tests.evaluate_data.support`; the Docker skip rule is the `docker` marker of tests/conftest.py).
 
 Submissions are made on the fly in a temporary folder from `agents/probe_agent.py` (one mode per submission), so
 every test builds through the real `build_submission_image` path; the probe image is built once per session.
@@ -10,23 +11,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "config.yaml"
 PROBE = HERE / "agents" / "probe_agent.py"
 DOCKERFILE = "FROM {base}\nCOPY probe_agent.py /app/probe_agent.py\n"
-
-
-def docker_available() -> bool:
-    try:
-        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-requires_docker = pytest.mark.skipif(not docker_available(), reason="no Docker engine answers")
 
 
 def make_submission(root: Path, name: str, command: str | list[str], team: str = "tests",

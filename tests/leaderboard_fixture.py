@@ -1,4 +1,5 @@
-"""A real results directory for the leaderboard tests, made by running simple deterministic policies.
+"""A real results directory for the leaderboard tests, made by running simple deterministic policies (a helper,
+not a test module: the session fixture `fixture_results` of conftest.py builds it once).
 
 Two text runs go through the real server and client (`harness run` with the agent templates of the repository);
 the others are decoded here by policies over the same data, so that every case a page must show is present. The
@@ -13,7 +14,6 @@ Nothing here writes a score or a results file by hand.
 
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
 import sys
@@ -21,21 +21,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import soundfile as sf
 
 from harness import __version__, layout
 from harness.batch.results import write_summary
 from harness.config import load_config
+from harness.data.prepare import LIBRIVOX
 from harness.metrics.stability import final_token_delays
 from harness.runlog import LogWriter, read_records
-from harness.runlog.reader import validate_record
 from harness.scoring import add_norm_scores, score_run, write_json, write_scores
 from harness.scoring.results import score_results
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 XSS_TEAM = '<script>window.__pwned = "team"</script>Tag Team'
 XSS_TEXT = '<script>window.__pwned = "hypothesis"</script>'
 SEGMENT_MS = 320
@@ -291,19 +289,3 @@ def build_results(root: Path) -> tuple[Path, Path]:
     finish_results(results, config, runs)
     return results, config
 
-
-@pytest.fixture(scope="session")
-def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(results dir, config path), built once per test session."""
-    return build_results(tmp_path_factory.mktemp("leaderboard") / "task")
-
-
-def test_fixture_records_follow_the_instances_log_format(fixture_results: tuple[Path, Path]) -> None:
-    results, _ = fixture_results
-    logs = sorted(results.glob("*/test/instances.log"))
-    assert len(logs) == len(TEXT_RUNS) + len(HARNESS_RUNS) + 1 + len(SPEECH_RUNS)
-    for log in logs:
-        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
-            assert validate_record(json.loads(line), f"{log}:{n}") is None
-    retrans = [json.loads(x) for x in (results / "flicker-retrans/test/instances.log").read_text().splitlines()]
-    assert any(len(r["revisions"]) > 1 for r in retrans)

@@ -1,0 +1,102 @@
+"""Shared fixtures of the test suite and its one skip rule per outside dependency.
+
+A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
+Chromium), `librivox` (the pocketsphinx-testdata recordings) or `espeak` (espeak-ng). A test using a fixture of
+`FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per session, and only when a
+selected test needs it; a test whose dependency is missing is skipped with the reason below, never failed.
+Helpers shared by several modules are plain modules of this folder, always imported as `tests.<module>`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.data.prepare import LIBRIVOX
+from tests.leaderboard_fixture import build_results
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+def _docker() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _apertium() -> bool:
+    if shutil.which("apertium") is None:
+        return False
+    pairs = subprocess.run(["apertium", "-l"], capture_output=True, text=True, timeout=30).stdout.split()
+    return "eng-spa" in pairs
+
+
+def _browser() -> bool:
+    return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """Something from outside Python a test may need: its marker's description and how to tell it is here."""
+
+    needs: str
+    missing: str
+    probe: Callable[[], bool]
+
+
+DEPENDENCIES = {
+    "docker": Dependency("a running Docker engine", "no Docker engine answers (`docker info` failed)", _docker),
+    "apertium": Dependency("apertium with the eng-spa pair", "apertium with the eng-spa pair is not installed",
+                           _apertium),
+    "browser": Dependency("headless Chromium (Debian chromium, chromium-driver) and selenium",
+                          "Debian chromium, chromium-driver or selenium is not installed", _browser),
+    "librivox": Dependency("the LibriVox recordings of pocketsphinx-testdata",
+                           f"pocketsphinx-testdata is not installed ({LIBRIVOX} is missing)", LIBRIVOX.is_dir),
+    "espeak": Dependency("espeak-ng", "espeak-ng is not installed", lambda: shutil.which("espeak-ng") is not None),
+}
+# fixtures that need a dependency: every test using one (directly or through another fixture) needs it too
+FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",)}
+
+
+@functools.cache
+def available(name: str) -> bool:
+    """Whether dependency `name` of DEPENDENCIES is here (probed once per session)."""
+    return DEPENDENCIES[name].probe()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, dep in DEPENDENCIES.items():
+        config.addinivalue_line("markers", f"{name}: needs {dep.needs} (skipped when missing)")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+
+
+@pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection: nothing is probed for tests that will not run
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        needs = {m.name for m in item.iter_markers() if m.name in DEPENDENCIES}
+        for fixture in getattr(item, "fixturenames", ()):
+            needs.update(FIXTURE_NEEDS.get(fixture, ()))
+        for name in sorted(needs):
+            if not available(name):
+                item.add_marker(pytest.mark.skip(reason=DEPENDENCIES[name].missing))
+                break
+
+
+@pytest.fixture(scope="session")
+def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(results dir, config path) of the leaderboard tests' results folder, built once per test session."""
+    return build_results(tmp_path_factory.mktemp("leaderboard") / "task")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> tuple[Path, Path]:
+    """(chromium binary, chromedriver) of the browser tests (Debian's packages)."""
+    return CHROMIUM, CHROMEDRIVER
