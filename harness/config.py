@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
-from harness.fields import unknown_field
+from harness.fields import not_one_of, unknown_field
 from harness.sizes import parse_bytes
 
 MODALITIES = ("text", "speech")
@@ -165,14 +165,14 @@ class _Reader:
     def choice(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any = ...) -> str:
         value = self.get(m, key, where, str, default)
         if value not in choices:
-            raise self.fail(f"{where}.{key}", f"{value!r} is not one of {', '.join(choices)}")
+            raise self.fail(f"{where}.{key}", not_one_of(value, choices))
         return value
 
     def names(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any) -> tuple[str, ...]:
         values = self.get(m, key, where, list, default)
         for i, v in enumerate(values):
             if v not in choices:
-                raise self.fail(f"{where}.{key}[{i}]", f"{v!r} is not one of {', '.join(choices)}")
+                raise self.fail(f"{where}.{key}[{i}]", not_one_of(v, choices))
         return tuple(values)
 
     def file(self, value: Any, where: str, must_exist: bool) -> Path:

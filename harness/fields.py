@@ -1,4 +1,4 @@
-"""Unknown keys in a YAML mapping: the first one, with a "did you mean" suggestion (task config, submission.yaml)."""
+"""Unknown keys and values in YAML, with a "did you mean" suggestion (task config, submission.yaml)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,14 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
         if close[:1] == _norm(name)[:1] or difflib.SequenceMatcher(None, close, _norm(name)).ratio() >= 0.8:
             return by_norm[close]
     return None
+
+
+def not_one_of(value: object, choices: Iterable[str]) -> str:
+    """`'words' is not one of word, char; did you mean 'word'?` (the suggestion only when one is close)."""
+    choices = tuple(choices)
+    message = f"{value!r} is not one of {', '.join(choices)}"
+    guess = suggest(value, choices) if isinstance(value, str) else None
+    return f"{message}; did you mean {guess!r}?" if guess is not None else message
 
 
 def unknown_field(mapping: Mapping[Any, Any], known: Iterable[str]) -> tuple[str, str] | None:

@@ -82,6 +82,13 @@ def test_invalid_yaml_names_line(tmp_path: Path) -> None:
          "tracks[0].regimes[0].unit: unknown field (known: name, max_latency)"),
         ("memory: 2g", "memry: 2g", "limits.memry: unknown field; did you mean 'memory'?"),
         ("gpus: 0", "GPUs: 0", "limits.GPUs: unknown field; did you mean 'gpus'?"),
+        ("modality: text", "modality: txt",
+         "tracks[0].modality: 'txt' is not one of text, speech; did you mean 'text'?"),
+        ("    modality: text", "    modality: text\n    latency_unit: words",
+         "tracks[0].latency_unit: 'words' is not one of word, char; did you mean 'word'?"),
+        ("latency: LAAL}", "latency: laal}",
+         "tracks[0].primary.latency: 'laal' is not one of AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL; "
+         "did you mean 'LAAL'?"),
         ("memory: 2g", "memory: 2 gigs", "limits.memory: not a size: '2 gigs' (examples: 2g, 256m, 1048576)"),
         ("memory: 2g", "memory: 2g, shm_size: 0", "limits.shm_size: must be a positive size, got 0"),
     ],

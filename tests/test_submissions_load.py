@@ -183,6 +183,8 @@ def test_read_image_tar(tmp_path: Path) -> None:
     [
         (lambda t: t.replace("system:", "sytem:"), "sytem: unknown field; did you mean 'system'?"),
         (lambda t: t.replace("command:", "Command:"), "Command: unknown field; did you mean 'command'?"),
+        (lambda t: t.replace("kind: contrastive", "kind: Primary"),
+         "kind: 'Primary' is not one of primary, contrastive; did you mean 'primary'?"),
         (lambda t: t + "extra: 1\n", "extra: unknown field (known: team, system, contact, track, kind, "
                                      "description, build, command, baseline)"),
         (lambda t: t.replace("{dockerfile: Dockerfile}", "{docker_file: Dockerfile}"),

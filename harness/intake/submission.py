@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from harness.errors import SubmissionError
-from harness.fields import unknown_field
+from harness.fields import not_one_of, unknown_field
 
 __all__ = ["BuildSpec", "Submission", "load_submission"]
 
@@ -103,7 +103,7 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
 
     kind = text("kind", required=False) or "primary"
     if kind not in KINDS:
-        raise fail("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        raise fail("kind", not_one_of(kind, KINDS))
     baseline = raw.get("baseline", False)
     if not isinstance(baseline, bool):
         raise fail("baseline", f"expected true or false, got {baseline!r}")
