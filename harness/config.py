@@ -7,18 +7,28 @@ config are relative to the config file's folder and are resolved here, once.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from harness.errors import ConfigError
+from harness.fields import not_one_of, unknown_field
 from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
+from harness.sizes import parse_bytes
 
 MODALITIES = ("text", "speech")
 LATENCY_UNITS = ("word", "char")
 TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
+
+# The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
+_TOP_FIELDS = ("task", "tracks", "limits")
+_TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
+                 "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline")
+_PRIMARY_FIELDS = ("quality", "latency")
+_REGIME_FIELDS = ("name", "max_latency")
+_DATASET_FIELDS = ("source", "references")
 
 
 @dataclass(frozen=True)
@@ -125,9 +135,14 @@ class _Reader:
     def fail(self, where: str, message: str) -> ConfigError:
         return ConfigError(f"{self.path}: {where}: {message}")
 
-    def mapping(self, value: Any, where: str) -> dict[str, Any]:
+    def mapping(self, value: Any, where: str, known: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """`value` as a mapping; with `known`, an error for the first key not in it (with a did-you-mean)."""
         if not isinstance(value, dict):
             raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
+        bad = unknown_field(value, known) if known is not None else None
+        if bad is not None:
+            key, message = bad
+            raise self.fail(f"{where}.{key}" if where != "top level" else key, message)
         return value
 
     def get(self, m: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
@@ -149,14 +164,14 @@ class _Reader:
     def choice(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any = ...) -> str:
         value = self.get(m, key, where, str, default)
         if value not in choices:
-            raise self.fail(f"{where}.{key}", f"{value!r} is not one of {', '.join(choices)}")
+            raise self.fail(f"{where}.{key}", not_one_of(value, choices))
         return value
 
     def names(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any) -> tuple[str, ...]:
         values = self.get(m, key, where, list, default)
         for i, v in enumerate(values):
             if v not in choices:
-                raise self.fail(f"{where}.{key}[{i}]", f"{v!r} is not one of {', '.join(choices)}")
+                raise self.fail(f"{where}.{key}[{i}]", not_one_of(v, choices))
         return tuple(values)
 
     def file(self, value: Any, where: str, must_exist: bool) -> Path:
@@ -171,7 +186,7 @@ class _Reader:
 
 
 def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool) -> Dataset:
-    m = r.mapping(raw, where)
+    m = r.mapping(raw, where, _DATASET_FIELDS)
     source = r.file(r.get(m, "source", where, str), f"{where}.source", check_files)
     refs_raw = r.get(m, "references", where, (dict, str))
     if isinstance(refs_raw, str):
@@ -183,18 +198,18 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool) -> 
 
 
 def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
-    m = r.mapping(raw, where)
+    m = r.mapping(raw, where, _TRACK_FIELDS)
     name = r.get(m, "name", where, str)
     modality = r.choice(m, "modality", where, MODALITIES)
     quality = r.names(m, "quality", where, QUALITY_METRICS, list(QUALITY_METRICS))
     latency = r.names(m, "latency", where, LATENCY_METRICS, list(LATENCY_METRICS))
-    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary")
+    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
     pq = r.choice(primary, "quality", f"{where}.primary", QUALITY_METRICS, quality[0] if quality else "BLEU")
     pl = r.choice(primary, "latency", f"{where}.primary", LATENCY_METRICS, "LAAL")
     regimes = []
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
         rw = f"{where}.regimes[{i}]"
-        rm = r.mapping(reg, rw)
+        rm = r.mapping(reg, rw, _REGIME_FIELDS)
         regimes.append(Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float)))
     ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
     datasets = {str(k): _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files) for k, v in ds_raw.items()}
@@ -221,8 +236,20 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     )
 
 
+def _size(r: _Reader, m: dict[str, Any], key: str, default: str) -> str:
+    """A byte size such as `2g` or `256m`, checked here so a typo fails at load time, not after a Docker run."""
+    value = r.get(m, key, "limits", (str, int), default)
+    try:
+        size = parse_bytes(value)
+    except ValueError as exc:
+        raise r.fail(f"limits.{key}", str(exc)) from None
+    if size <= 0:
+        raise r.fail(f"limits.{key}", f"must be a positive size, got {value!r}")
+    return str(value)
+
+
 def _limits(r: _Reader, raw: Any) -> Limits:
-    m = r.mapping(raw, "limits")
+    m = r.mapping(raw, "limits", tuple(f.name for f in fields(Limits)))
     d = Limits()
     gpus = r.get(m, "gpus", "limits", (int, list, str), 0)
     if isinstance(gpus, int):
@@ -231,16 +258,11 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         gpus_t = tuple(g.strip() for g in gpus.split(",") if g.strip())
     else:
         gpus_t = tuple(str(g) for g in gpus)
-    known = {"cpus", "memory", "pids", "shm_size", "gpus", "instance_timeout_s", "idle_timeout_s",
-             "total_timeout_s", "client_log_max_bytes", "max_body_bytes", "max_hypothesis_chars"}
-    for key in m:
-        if key not in known:
-            raise r.fail(f"limits.{key}", f"unknown field (known: {', '.join(sorted(known))})")
     return Limits(
         cpus=r.get(m, "cpus", "limits", float, d.cpus),
-        memory=str(r.get(m, "memory", "limits", (str, int), d.memory)),
+        memory=_size(r, m, "memory", d.memory),
         pids=r.get(m, "pids", "limits", int, d.pids),
-        shm_size=str(r.get(m, "shm_size", "limits", (str, int), d.shm_size)),
+        shm_size=_size(r, m, "shm_size", d.shm_size),
         gpus=gpus_t,
         instance_timeout_s=r.get(m, "instance_timeout_s", "limits", float, d.instance_timeout_s),
         idle_timeout_s=r.get(m, "idle_timeout_s", "limits", float, d.idle_timeout_s),
@@ -267,7 +289,7 @@ def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{p}:{line} invalid YAML: {getattr(exc, 'problem', exc)}") from None
     r = _Reader(p)
-    m = r.mapping(raw, "top level")
+    m = r.mapping(raw, "top level", _TOP_FIELDS)
     tracks_raw = r.get(m, "tracks", "", list)
     if not tracks_raw:
         raise r.fail("tracks", "at least one track is required")

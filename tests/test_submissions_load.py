@@ -176,3 +176,23 @@ def test_read_image_tar(tmp_path: Path) -> None:
     (tmp_path / "bad.tar").write_bytes(b"not a tar at all")
     with pytest.raises(SubmissionError, match="bad.tar: cannot read image archive"):
         read_image_tar(tmp_path / "bad.tar")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace("system:", "sytem:"), "sytem: unknown field; did you mean 'system'?"),
+        (lambda t: t.replace("command:", "Command:"), "Command: unknown field; did you mean 'command'?"),
+        (lambda t: t.replace("kind: contrastive", "kind: Primary"),
+         "kind: 'Primary' is not one of primary, contrastive; did you mean 'primary'?"),
+        (lambda t: t + "extra: 1\n", "extra: unknown field (known: team, system, contact, track, kind, "
+                                     "description, build, command, baseline)"),
+        (lambda t: t.replace("{dockerfile: Dockerfile}", "{docker_file: Dockerfile}"),
+         "build.docker_file: unknown field; did you mean 'dockerfile'?"),
+    ],
+)
+def test_unknown_field_suggests_the_known_one(tmp_path: Path, edit, message: str) -> None:
+    folder = make(tmp_path, edit(VALID))
+    with pytest.raises(SubmissionError) as err:
+        load_submission(folder)
+    assert str(err.value) == f"{folder / 'submission.yaml'}: {message}"

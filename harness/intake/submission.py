@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from harness.errors import SubmissionError
+from harness.fields import not_one_of, unknown_field
 
 __all__ = ["BuildSpec", "Submission", "load_submission"]
 
@@ -84,9 +85,9 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
 
     if not isinstance(raw, dict):
         raise fail("top level", f"expected a mapping, got {type(raw).__name__}")
-    for key in raw:
-        if key not in _FIELDS:
-            raise fail(str(key), f"unknown field (known: {', '.join(_FIELDS)})")
+    bad = unknown_field(raw, _FIELDS)
+    if bad is not None:
+        raise fail(*bad)
 
     def text(key: str, required: bool = True, pattern: re.Pattern[str] | None = None) -> str:
         value = raw.get(key)
@@ -102,7 +103,7 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
 
     kind = text("kind", required=False) or "primary"
     if kind not in KINDS:
-        raise fail("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        raise fail("kind", not_one_of(kind, KINDS))
     baseline = raw.get("baseline", False)
     if not isinstance(baseline, bool):
         raise fail("baseline", f"expected true or false, got {baseline!r}")
@@ -127,9 +128,9 @@ def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
         raise fail("build", "missing required field ({dockerfile: Dockerfile} or {image: image.tar})")
     if not isinstance(value, dict):
         raise fail("build", f"expected a mapping ({{dockerfile: ...}} or {{image: ...}}), got {value!r}")
-    unknown = [k for k in value if k not in ("dockerfile", "image")]
-    if unknown:
-        raise fail(f"build.{unknown[0]}", "unknown field (known: dockerfile, image)")
+    bad = unknown_field(value, ("dockerfile", "image"))
+    if bad is not None:
+        raise fail(f"build.{bad[0]}", bad[1])
     if ("dockerfile" in value) == ("image" in value):
         raise fail("build", "give exactly one of dockerfile or image")
     key = "dockerfile" if "dockerfile" in value else "image"

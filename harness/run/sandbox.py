@@ -11,22 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.config import Limits
+from harness.sizes import parse_bytes
 
 NOBODY = "65534:65534"
 #: Names whose uid is known: the base image's own non-root user (Dockerfile.base).
 KNOWN_USERS = {"participant": "10001:10001"}
 TMPFS_OPTIONS = "rw,nosuid,nodev,size={size}"  # exec allowed: JIT compilers load code from /tmp
-_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-
-
-def parse_bytes(value: str | int) -> int:
-    """'2g' / '256m' / '512k' / '1048576' → bytes (Docker's binary units)."""
-    if isinstance(value, int):
-        return value
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*", value.lower())
-    if not m:
-        raise ValueError(f"not a size: {value!r} (examples: 2g, 256m, 1048576)")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 
 def participant_user(image_user: str | None) -> str:

@@ -1,0 +1,51 @@
+"""Unknown keys and values in YAML, with a "did you mean" suggestion (task config, submission.yaml)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "").replace(" ", "")
+
+
+def suggest(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` most likely misspells (same letters without `_`/`-`, else a close match), or None."""
+    known = list(known)
+    for k in known:
+        if _norm(k) == _norm(name):
+            return k
+    # Typos keep the first letter far more often than not: a 0.6 match must share it ('src' → 'source'), any other
+    # needs 0.8 (so 'extra' is not taken for 'track').
+    by_norm = {_norm(k): k for k in known}
+    for close in difflib.get_close_matches(_norm(name), list(by_norm), n=3, cutoff=0.6):
+        if close[:1] == _norm(name)[:1] or difflib.SequenceMatcher(None, close, _norm(name)).ratio() >= 0.8:
+            return by_norm[close]
+    return None
+
+
+def not_one_of(value: object, choices: Iterable[str]) -> str:
+    """`'words' is not one of word, char; did you mean 'word'?` (the suggestion only when one is close)."""
+    choices = tuple(choices)
+    message = f"{value!r} is not one of {', '.join(choices)}"
+    guess = suggest(value, choices) if isinstance(value, str) else None
+    return f"{message}; did you mean {guess!r}?" if guess is not None else message
+
+
+def unknown_field(mapping: Mapping[Any, Any], known: Iterable[str]) -> tuple[str, str] | None:
+    """(key, message) for the first key of `mapping` not in `known`, or None when every key is known.
+
+    The message reads `unknown field; did you mean 'latency_unit'?`, or lists the known fields when nothing is close.
+    """
+    known = tuple(known)
+    for key in mapping:
+        if key in known:
+            continue
+        name = str(key)
+        guess = suggest(name, known)
+        if guess is not None:
+            return name, f"unknown field; did you mean {guess!r}?"
+        return name, f"unknown field (known: {', '.join(known)})"
+    return None
