@@ -29,6 +29,7 @@ from harness.errors import HarnessError, SubmissionError
 from harness.orchestrator import failures, manifest
 from harness.orchestrator.run import RunInterrupted, RunSpec, count_instances, execute_run
 from harness.runlog import read_statuses
+from harness.text import printable
 
 
 @dataclass
@@ -353,10 +354,10 @@ class Progress:
 
     def format(self, sub: str, line: dict[str, Any]) -> str:
         counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
-        text = (f"{sub:<{self.width}}  {line['dataset']:<6} {line['state']:<18} {counter:>9}  "
-                f"{(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
+        text = (f"{printable(sub):<{self.width}}  {printable(line['dataset']):<6} {printable(line['state']):<18} "
+                f"{counter:>9}  {(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
         if line.get("note"):
-            text += f"  {line['note']}"
+            text += f"  {printable(line['note'])}"
         return text[:200]
 
     def render(self) -> None:
