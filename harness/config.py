@@ -80,6 +80,8 @@ class Limits:
     total_timeout_s: float = 3600.0
     client_log_max_bytes: int = 1_000_000
     max_body_bytes: int = 1_000_000
+    server_memory: str = "2g"  # the evaluation server's container (harness code, but fed by the participant)
+    server_pids: int = 128
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ def _limits(r: _Reader, raw: Any) -> Limits:
     else:
         gpus_t = tuple(str(g) for g in gpus)
     known = {"cpus", "memory", "pids", "shm_size", "gpus", "instance_timeout_s", "idle_timeout_s",
-             "total_timeout_s", "client_log_max_bytes", "max_body_bytes"}
+             "total_timeout_s", "client_log_max_bytes", "max_body_bytes", "server_memory", "server_pids"}
     for key in m:
         if key not in known:
             raise r.fail(f"limits.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -236,6 +238,8 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
+        server_memory=str(r.get(m, "server_memory", "limits", (str, int), d.server_memory)),
+        server_pids=r.get(m, "server_pids", "limits", int, d.server_pids),
     )
 
 

@@ -7,6 +7,11 @@ streamed to client.log (size-capped) while the harness watches the total and idl
 out-of-memory flag read back, the isolation flags read back from `docker inspect`, and everything removed — in a
 `finally`, so also on Ctrl-C, SIGTERM and errors. A harness killed with SIGKILL leaves labelled resources that
 `network.remove_resources` deletes at the next start.
+
+The server container is confined too (it is harness code, but every byte it holds comes from the participant):
+its own memory and pids limits (`limits.server_memory`, `limits.server_pids`), an unprivileged user
+(`SERVER_UID` when the harness runs as root, which owns the run folder for it), no capabilities, no new
+privileges, a read-only root, and write access to its run's folder only (the data is mounted read-only).
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig
 from harness.orchestrator import failures, images, network
-from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, participant_user
+from harness.orchestrator.sandbox import SandboxPolicy, applied_isolation, parse_bytes, participant_user
 from harness.runlog import read_statuses
 
 SERVER_PORT = 8000
 SERVER_READY_TIMEOUT_S = 60.0
 SERVER_LOG_MAX_BYTES = 5_000_000
 POLL_S = 0.25
+#: The server's user when the harness runs as root: unprivileged and not the base image's participant (10001).
+SERVER_UID = 10002
+SERVER_TMPFS = "rw,nosuid,nodev,size=64m"
 _PROBE = (
     "import sys,time,urllib.request\n"
     "end=time.monotonic()+{timeout}\n"
@@ -102,6 +110,38 @@ def data_paths(config: TaskConfig) -> list[Path]:
     dirs = sorted(p for p in paths if p.is_dir())
     keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
     return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
+
+
+def server_user() -> str:
+    """The server container's user: `SERVER_UID` when the harness is root, else the harness's own (non-root) uid."""
+    if os.getuid() == 0:
+        return f"{SERVER_UID}:{SERVER_UID}"
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+def _give_run_folder_to_server(run_dir: Path) -> None:
+    """Let the server's user write the run folder (and a resumed instances.log): chown when the harness is root."""
+    if os.getuid() != 0:
+        return
+    for root, dirs, files in os.walk(run_dir):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), SERVER_UID, SERVER_UID, follow_symlinks=False)
+    os.chown(run_dir, SERVER_UID, SERVER_UID)
+
+
+def server_host_config(api: Any, spec: RunSpec, network_name: str) -> Any:
+    """The server container's confinement: own memory/pids limits, no capabilities, read-only root, the data
+    read-only and only the run folder writable."""
+    from docker.types import LogConfig
+
+    limits = spec.config.limits
+    memory = parse_bytes(limits.server_memory)
+    mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+    return api.create_host_config(
+        binds=mounts, network_mode=network_name, init=True, mem_limit=memory, memswap_limit=memory,
+        pids_limit=int(limits.server_pids), cap_drop=["ALL"], security_opt=["no-new-privileges:true"],
+        read_only=True, tmpfs={"/tmp": SERVER_TMPFS}, privileged=False,
+        log_config=LogConfig(type="json-file", config={"max-size": "20m", "max-file": "1"}))
 
 
 def server_command(spec: RunSpec) -> list[str]:
@@ -249,15 +289,15 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         net_id = net["Id"]
         timings["network_s"] = time.monotonic() - t0
 
-        mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+        _give_run_folder_to_server(spec.out_dir)
         server = api.create_container(
             spec.server_image,
             command=server_command(spec),
             name=f"{name}-server",
-            user=f"{os.getuid()}:{os.getgid()}",
-            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
+            user=server_user(),
+            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
             labels=network.labels(spec.run_id, "server"),
-            host_config=api.create_host_config(binds=mounts, network_mode=net["Name"], init=True),
+            host_config=server_host_config(api, spec, net["Name"]),
             networking_config=api.create_networking_config(
                 {net["Name"]: api.create_endpoint_config(aliases=[network.SERVER_ALIAS])}),
         )
