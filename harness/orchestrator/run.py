@@ -12,10 +12,19 @@ The server container is confined too (it is harness code, but every byte it hold
 its own memory and pids limits (`limits.server_memory`, `limits.server_pids`), an unprivileged user
 (`SERVER_UID` when the harness runs as root, which owns the run folder for it), no capabilities, no new
 privileges, a read-only root, and write access to its run's folder only (the data is mounted read-only).
+
+Both containers enforce their own deadline, so nothing outlives its budget when the harness is gone (SIGKILL,
+power loss of the host's harness process): the server runs under coreutils `timeout` (the harness image has it)
+and ends `server_deadline_s` after it starts; the participant's command runs under a POSIX-shell watchdog that
+SIGKILLs it `participant_deadline_s` after it starts (`timeout` cannot be assumed in a submission image, a
+shell can: string commands run under /bin/sh anyway). An argv command in an image without /bin/sh runs
+unwrapped: it loses its server at the server's deadline and is removed at the next start. The network, which
+runs nothing, stays until the next start removes it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -35,9 +44,14 @@ SERVER_PORT = 8000
 SERVER_READY_TIMEOUT_S = 60.0
 SERVER_LOG_MAX_BYTES = 5_000_000
 POLL_S = 0.25
+#: Seconds a container may outlive the harness's own deadline for it before it ends itself.
+DEADLINE_GRACE_S = 10.0
 #: The server's user when the harness runs as root: unprivileged and not the base image's participant (10001).
 SERVER_UID = 10002
 SERVER_TMPFS = "rw,nosuid,nodev,size=64m"
+#: The participant's watchdog: `sh -c WATCHDOG harness-deadline SECONDS ARGV...` runs ARGV and SIGKILLs it after
+#: SECONDS; the container ends with the shell (its PID 1), which exits with ARGV's status (137 when killed).
+WATCHDOG = 'd=$1; shift; "$@" & c=$!; (sleep "$d"; kill -KILL "$c") >/dev/null 2>&1 & wait "$c"'
 _PROBE = (
     "import sys,time,urllib.request\n"
     "end=time.monotonic()+{timeout}\n"
@@ -112,6 +126,17 @@ def data_paths(config: TaskConfig) -> list[Path]:
     return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
 
 
+def participant_deadline_s(limits: Any) -> float:
+    """Seconds after its start at which the participant container kills its own command."""
+    return limits.total_timeout_s + DEADLINE_GRACE_S
+
+
+def server_deadline_s(limits: Any) -> float:
+    """Seconds after its start at which the server container ends itself: the participant starts at most the
+    health-probe wait after the server, and the harness collects its results within the grace after that."""
+    return SERVER_READY_TIMEOUT_S + DEADLINE_GRACE_S + participant_deadline_s(limits) + DEADLINE_GRACE_S
+
+
 def server_user() -> str:
     """The server container's user: `SERVER_UID` when the harness is root, else the harness's own (non-root) uid."""
     if os.getuid() == 0:
@@ -144,9 +169,24 @@ def server_host_config(api: Any, spec: RunSpec, network_name: str) -> Any:
         log_config=LogConfig(type="json-file", config={"max-size": "20m", "max-file": "1"}))
 
 
+def _has_shell(api: Any, cid: str) -> bool:
+    """Whether a (created, not started) container's image has /bin/sh."""
+    import docker
+
+    try:
+        stream, _ = api.get_archive(cid, "/bin/sh")
+        for _chunk in stream:
+            pass
+        return True
+    except docker.errors.NotFound:
+        return False
+
+
 def server_command(spec: RunSpec) -> list[str]:
-    """The evaluation server's command inside the harness image."""
-    return ["harness", "server", "--config", str(spec.config.path), "--track", spec.track, "--dataset", spec.dataset,
+    """The evaluation server's command inside the harness image, ending itself at `server_deadline_s`."""
+    deadline = math.ceil(server_deadline_s(spec.config.limits))
+    return ["timeout", "-k", "5", str(deadline),
+            "harness", "server", "--config", str(spec.config.path), "--track", spec.track, "--dataset", spec.dataset,
             "--port", str(SERVER_PORT), "--output", str(spec.out_dir), "--host", "0.0.0.0",
             "--resume" if spec.resume_log else "--overwrite"]
 
@@ -315,21 +355,28 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
         host = network.SERVER_ALIAS
         url = f"http://{host}:{SERVER_PORT}"
-        if isinstance(spec.command, str):
-            entrypoint, command = ["/bin/sh", "-c"], [spec.command]
-        else:
-            entrypoint, command = list(spec.command[:1]), list(spec.command[1:])
-        part = api.create_container(
-            spec.submission_image,
-            entrypoint=entrypoint,
-            command=command,
-            name=f"{name}-participant",
-            user=user,
-            environment=policy.environment(url, host, SERVER_PORT),
-            labels=network.labels(spec.run_id, "participant"),
-            host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
-        )
-        created.append(part["Id"])
+        argv = ["/bin/sh", "-c", spec.command] if isinstance(spec.command, str) else list(spec.command)
+        watchdog = ["/bin/sh", "-c", WATCHDOG, "harness-deadline", str(math.ceil(participant_deadline_s(limits)))]
+
+        def create_participant(args: list[str]) -> str:
+            cid = api.create_container(
+                spec.submission_image,
+                entrypoint=args[:1],
+                command=args[1:],
+                name=f"{name}-participant",
+                user=user,
+                environment=policy.environment(url, host, SERVER_PORT),
+                labels=network.labels(spec.run_id, "participant"),
+                host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+            )["Id"]
+            created.append(cid)
+            return cid
+
+        part = {"Id": create_participant(watchdog + argv)}
+        if not isinstance(spec.command, str) and not _has_shell(api, part["Id"]):
+            api.remove_container(part["Id"], force=True)
+            created.remove(part["Id"])
+            part = {"Id": create_participant(argv)}
         probe_thread.join(SERVER_READY_TIMEOUT_S + 10)
         if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
             server_pump.join(2)
