@@ -20,6 +20,10 @@ SIGKILLs it `participant_deadline_s` after it starts (`timeout` cannot be assume
 shell can: string commands run under /bin/sh anyway). An argv command in an image without /bin/sh runs
 unwrapped: it loses its server at the server's deadline and is removed at the next start. The network, which
 runs nothing, stays until the next start removes it.
+
+If the server dies while the participant runs (out of memory under its limit, a crash), that is the
+participant's `protocol_violation`, not an `infra_error`: only the participant's traffic reaches the server, and
+a retry would only repeat the damage.
 """
 
 from __future__ import annotations
@@ -198,6 +202,7 @@ class _LogPump(threading.Thread):
         super().__init__(daemon=True)
         self.api, self.container, self.path, self.max_bytes = api, container, path, max_bytes
         self.truncated = False
+        self.ended = False  # the container's output ended: it exited (not set when the log was truncated)
         self.last_activity = time.monotonic()
         self.first_output: float | None = None
 
@@ -221,7 +226,8 @@ class _LogPump(threading.Thread):
                         return
                     f.flush()
         except Exception:  # noqa: BLE001 - the container went away; what was written stays
-            return
+            pass
+        self.ended = True
 
 
 class _PeakMemory(threading.Thread):
@@ -406,12 +412,13 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
             mem.join(2)
             result.peak_memory_bytes = mem.peak
         server_state = api.inspect_container(server["Id"])["State"]
-        if not server_state.get("Running"):
-            raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
-                                      f"{_tail(run_dir.server_log)}")
         statuses = read_statuses(log_path)
         result.instances_done = len(statuses)
         timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
+        if not server_state.get("Running"):
+            result.outcome = server_died(server_state, spec.config.limits, len(statuses), expected,
+                                         _tail(run_dir.server_log))
+            return result
         result.outcome = failures.classify_run(
             exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=timed_out,
             instance_statuses=statuses.values(), expected=expected)
@@ -465,6 +472,9 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
                 on_progress(len(read_statuses(log_path)), expected)
         activity = max(last_progress, server_pump.last_activity)
         timed_out = None
+        if server_pump.ended:  # the server is gone: nothing the participant does from now on counts
+            _quietly(api.kill, cid)
+            return _wait_exit(api, cid, 10), None, first_seen
         if now - t_run > limits.total_timeout_s:
             timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
         elif now - activity > idle_limit:
@@ -475,6 +485,16 @@ def _watch(api: Any, cid: str, log_path: Path, limits: Any, stop: threading.Even
             except Exception:  # noqa: BLE001 - exited meanwhile
                 pass
             return _wait_exit(api, cid, 10), timed_out, first_seen
+
+
+def server_died(state: dict[str, Any], limits: Any, done: int, expected: int, log_tail: str) -> failures.Outcome:
+    """The participant's failure when the server died while the participant ran (see the module docstring)."""
+    if state.get("OOMKilled"):
+        why = f"ran out of memory (limits.server_memory {limits.server_memory})"
+    else:
+        why = f"exited with code {state.get('ExitCode')}"
+    reason = f"the evaluation server {why} while this participant ran, after {done}/{expected} instances"
+    return failures.Outcome(failures.PROTOCOL_VIOLATION, f"{reason}: {log_tail}" if log_tail else reason, True)
 
 
 def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:
