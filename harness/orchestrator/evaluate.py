@@ -60,10 +60,17 @@ def discover(folder: Path) -> list[Path]:
     return subs
 
 
+def configured_baseline(config: TaskConfig, track: str | None, sub_id: str) -> bool:
+    """Whether the task config names `sub_id` as the baseline of `track` (`tracks[].baseline`). A submission's own
+    `baseline:` field is ignored: any participant could set it."""
+    return any(t.name == track and t.baseline == sub_id for t in config.tracks)
+
+
 def _record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
-            scores: dict[str, Any] | None) -> dict[str, Any]:
+            scores: dict[str, Any] | None, config: TaskConfig) -> dict[str, Any]:
     return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
-            "track": meta.get("track"), "kind": meta.get("kind"), "baseline": bool(meta.get("baseline")),
+            "track": meta.get("track"), "kind": meta.get("kind"),
+            "baseline": configured_baseline(config, meta.get("track"), sub_id),
             "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
             "scores": scores or {}}
 
@@ -112,7 +119,7 @@ class SubmissionJob:
         for ds in self.opts.datasets:
             self.man["runs"][ds] = {"status": outcome.status, "reason": outcome.reason}
         self.progress.update(self.sub_id, state=outcome.status, note=outcome.reason)
-        return [_record(self.sub_id, meta, ds, outcome, None) for ds in self.opts.datasets]
+        return [_record(self.sub_id, meta, ds, outcome, None, self.opts.config) for ds in self.opts.datasets]
 
     def __call__(self) -> list[dict[str, Any]]:
         from harness.orchestrator.submissions import build_submission_image, load_submission
@@ -137,6 +144,9 @@ class SubmissionJob:
             return self._fail_all({}, failures.Outcome(failures.INVALID_SUBMISSION, str(exc)))
         meta = _submission_meta(sub)
         self.man["submission_yaml"] = meta
+        if meta.get("baseline"):
+            self.man.setdefault("warnings", []).append(
+                "submission.yaml: baseline: ignored; only the task config names baselines (tracks[].baseline)")
         try:
             track = cfg.track(meta.get("track"))
         except HarnessError as exc:
@@ -183,7 +193,7 @@ class SubmissionJob:
             entry.update(prev.get("manifest") or {}, resumed=True)
             self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                                  done=expected, total=expected)
-            return _record(self.sub_id, meta, ds_name, outcome, scores)
+            return _record(self.sub_id, meta, ds_name, outcome, scores, cfg)
         if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -227,7 +237,7 @@ class SubmissionJob:
                                          "manifest": entry})
         self.progress.update(self.sub_id, dataset=ds_name, state=outcome.status, note=outcome.reason,
                              done=result.instances_done, total=expected)
-        return _record(self.sub_id, meta, ds_name, outcome, scores)
+        return _record(self.sub_id, meta, ds_name, outcome, scores, cfg)
 
 
 def _add_norm_scores(runs: list[dict[str, Any]], config: TaskConfig, output: Path) -> None:
