@@ -115,6 +115,15 @@ class SubmissionJob:
         self.out = opts.output / self.sub_id
         self.man = manifest.base_manifest(self.sub_id, opts.config)
 
+    def _server_image_id(self) -> str:
+        """The engine's id of the server image (part of the resume key: the server's code can change a result)."""
+        from harness.orchestrator.run import docker_api
+
+        try:
+            return str(docker_api().inspect_image(self.server_image)["Id"])
+        except Exception:  # noqa: BLE001 - the run itself reports a missing server image
+            return self.server_image
+
     def _fail_all(self, meta: dict[str, Any], outcome: failures.Outcome) -> list[dict[str, Any]]:
         for ds in self.opts.datasets:
             self.man["runs"][ds] = {"status": outcome.status, "reason": outcome.reason}
@@ -178,7 +187,8 @@ class SubmissionJob:
         cfg = self.opts.config
         ds = track.dataset(ds_name)
         hashes = manifest.dataset_hashes(ds, track.modality)
-        key = manifest.content_key(info.digest, cfg, track.name, ds_name, hashes)
+        key = manifest.content_key(info.digest, cfg, track.name, ds_name, hashes, command=sub.command,
+                                   server_image_id=self._server_image_id())
         run = layout.SubmissionDir(self.out).run(ds_name)
         run_dir = run.path
         prev = _read_json(run.run_meta) if self.opts.resume else None

@@ -7,6 +7,7 @@ timings (build, start-up, run, tear-down).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -14,6 +15,7 @@ import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,15 @@ def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
     return {str(p): sha256_file(p) for p in files}
 
 
-def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str]) -> str:
-    """The resume key of a run: same image, same config, same data ⇒ same key, whatever the folder is called."""
-    payload = json.dumps({"image": image_digest, "config": config.sha256, "track": track, "dataset": dataset,
-                          "data": sorted(data_hashes.values())}, sort_keys=True)
+def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str], *,
+                command: str | Sequence[str] = "", server_image_id: str = "") -> str:
+    """The resume key of a run: everything that can change its result. Same submission image and `command`, same
+    server image and harness version, same config (its limits included) and data ⇒ same key, whatever the
+    folder is called."""
+    payload = json.dumps({"image": image_digest, "command": command if isinstance(command, str) else list(command),
+                          "server_image": server_image_id, "harness_version": __version__,
+                          "config": config.sha256, "limits": dataclasses.asdict(config.limits), "track": track,
+                          "dataset": dataset, "data": sorted(data_hashes.values())}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
