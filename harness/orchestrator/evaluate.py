@@ -4,9 +4,11 @@ Per submission (one worker each, `--workers N` at a time, each run on its own ne
 `submission.yaml` (→ invalid_submission), build or load the image (→ build_error, build.log), then per dataset
 one isolated run (`run.execute_run`, retried once on infra_error only), scoring of whatever instances were
 logged (flagged partial when the run did not finish cleanly), `run.json` with the resume key, and
-`manifest.json`. `--resume` skips a run whose `run.json` holds the same content key (image digest + config +
-data hashes) and a final status; a run that was interrupted (no final status) starts over from its first
-instance, because 2020-style clients iterate over every sentence and cannot skip the ones already logged.
+`manifest.json`. `--resume` skips a run whose `run.json` holds the same content key (`manifest.content_key`: image
+digest, command, server image, harness version, config, limits and data hashes) and a final status; a run that
+was interrupted (no final status) starts over from its first instance, because 2020-style clients iterate over
+every sentence and cannot skip the ones already logged. Every attempt's status and reason stay in the manifest
+(`attempt_outcomes`); its `timings.total_s` covers the last attempt and the scoring (`score_s`).
 """
 
 from __future__ import annotations
@@ -202,13 +204,14 @@ class SubmissionJob:
             scores = _read_json(run.scores) if run.scores.exists() else None
             entry.update(prev.get("manifest") or {}, resumed=True)
             self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
-                                 done=expected, total=expected)
+                                 done=len(read_statuses(run.instances_log)), total=expected)
             return _record(self.sub_id, meta, ds_name, outcome, scores, cfg)
         if run_dir.exists():  # an unfinished or outdated run starts over (see the module docstring)
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         _write_json(run.run_meta, {"content_key": key, "finished": False})
         attempt = 0
+        attempts: list[dict[str, Any]] = []
         while True:
             self.progress.update(self.sub_id, dataset=ds_name, state="starting" if attempt == 0 else "retrying",
                                  done=len(read_statuses(run.instances_log)), total=expected)
@@ -217,19 +220,24 @@ class SubmissionJob:
                            collect_peak_memory=self.opts.collect_peak_memory)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n))
+            attempts.append({"attempt": attempt + 1, "status": result.outcome.status, "reason": result.outcome.reason})
             if not failures.should_retry(result.outcome.status, attempt):
                 break
             attempt += 1
         outcome = result.outcome
+        t_score = time.monotonic()
         try:
             scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK)
         except HarnessError as exc:
             scores = None
             if outcome.status == failures.OK:
                 outcome = failures.Outcome(failures.PROTOCOL_VIOLATION, f"log cannot be scored: {exc}", True)
+        result.timings["score_s"] = time.monotonic() - t_score
+        result.timings["total_s"] = result.timings.get("total_s", 0.0) + result.timings["score_s"]
         run_manifest = {
             "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
-            "attempts": attempt + 1, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
+            "attempts": attempt + 1, "attempt_outcomes": attempts,
+            "exit_code": result.exit_code, "oom_killed": result.oom_killed,
             "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
             "instances": {"done": result.instances_done, "expected": result.instances_expected,
                           "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
