@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import shutil
 import signal
 import subprocess
@@ -168,6 +169,24 @@ def test_containers_end_themselves_when_the_harness_is_gone(tmp_path: Path, base
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
+        remove_leftovers(proc.pid)
+
+
+def test_argv_command_runs_under_the_watchdog_too(tmp_path: Path, base: str) -> None:
+    """A list `command` in an image with /bin/sh gets the same deadline as a shell string."""
+    config = write_config(tmp_path / "task", total_timeout_s=300, instance_timeout_s=300, idle_timeout_s=300)
+    subs, out = tmp_path / "subs", tmp_path / "results"
+    make_submission(subs, "argv", ["python3", "/app/probe_agent.py", "hang"], base=base)
+    proc = evaluate_process(subs, config, out, base)
+    try:
+        _, part = wait_for("server and participant running", lambda: running_pair(proc.pid), 120)
+        cfg = inspect(part)["Config"]
+        deadline = str(math.ceil(run_mod.participant_deadline_s(load_config(config).limits)))
+        assert cfg["Entrypoint"] == ["/bin/sh"]
+        assert cfg["Cmd"][-5:] == ["harness-deadline", deadline, "python3", "/app/probe_agent.py", "hang"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
         remove_leftovers(proc.pid)
 
 
