@@ -72,3 +72,33 @@ def test_check_warns_that_a_self_declared_baseline_is_ignored(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stdout + proc.stderr
     warnings = [line for line in proc.stdout.splitlines() if line.startswith("warning:") and "baseline" in line]
     assert warnings and "ignored" in warnings[0] and "config" in warnings[0], proc.stdout
+
+
+KILL_SERVER = '''"""Kill the evaluation server this participant was given (the local process on $SERVER_PORT)."""
+import os
+import signal
+
+needle = f"--port\\0{os.environ['SERVER_PORT']}\\0".encode()
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if needle in f.read():
+                os.kill(int(pid), signal.SIGKILL)
+    except OSError:
+        pass
+'''
+
+
+def test_a_participant_that_kills_its_local_server_is_a_protocol_violation(tmp_path: Path) -> None:
+    """`harness validate --no-docker` (the local backend of `execute_run`): the server's death is the participant's
+    failure, not an infra_error, and the participant is stopped once the server is gone."""
+    from evaluate_data.support import make_submission
+
+    folder = make_submission(tmp_path / "subs", "kills-server", "python3 kill_server.py; sleep 1000")
+    (folder / "kill_server.py").write_text(KILL_SERVER, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                           "--output", str(tmp_path / "out"), "--no-docker"],
+                          capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "status       protocol_violation: the evaluation server exited with code -9 while this participant ran" \
+        in proc.stdout, proc.stdout
