@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except HarnessError as exc:
-        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+        from harness.text import printable
+
+        print(f"harness {args.command}: error: {printable(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"harness {args.command}: interrupted", file=sys.stderr)

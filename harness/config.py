@@ -101,6 +101,8 @@ class Limits:
     sets (a few hundred characters); the server raises it to 10x the dataset's longest reference, so long-form
     references never hit it. Past it the instance ends as `protocol_violation` with the text truncated.
     """
+    server_memory: str = "2g"  # the evaluation server's container (harness code, but fed by the participant)
+    server_pids: int = 128
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,8 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
         max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),
+        server_memory=_size(r, m, "server_memory", d.server_memory),
+        server_pids=r.get(m, "server_pids", "limits", int, d.server_pids),
     )
 
 

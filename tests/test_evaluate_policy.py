@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.batch import manifest
+from harness.batch import manifest, resume
 from harness.batch.progress import Progress
 from harness.config import load_config
 from harness.run import failures
-from harness.run.docker_backend import data_paths
-from harness.run.sandbox import NOBODY, SandboxPolicy, parse_bytes, participant_user
+from harness.run.sandbox import NOBODY, SandboxPolicy, data_paths, parse_bytes, participant_user
 from harness.runlog import read_statuses
 from tests.evaluate_data.support import CONFIG
 
@@ -78,12 +77,12 @@ def test_resume_key_is_content_not_name(tmp_path):
     config = load_config(CONFIG)
     track = config.track()
     hashes = manifest.dataset_hashes(track.dataset("dev"), "text")
-    key = manifest.content_key("sha256:aaa", config, track.name, "dev", hashes)
+    key = resume.content_key("sha256:aaa", config, track.name, "dev", hashes)
     moved = {str(tmp_path / Path(p).name): h for p, h in hashes.items()}
-    assert manifest.content_key("sha256:aaa", config, track.name, "dev", moved) == key
-    assert manifest.content_key("sha256:bbb", config, track.name, "dev", hashes) != key
+    assert resume.content_key("sha256:aaa", config, track.name, "dev", moved) == key
+    assert resume.content_key("sha256:bbb", config, track.name, "dev", hashes) != key
     changed = dict(hashes, **{next(iter(hashes)): "0" * 64})
-    assert manifest.content_key("sha256:aaa", config, track.name, "dev", changed) != key
+    assert resume.content_key("sha256:aaa", config, track.name, "dev", changed) != key
 
 
 def test_torn_last_line_is_not_an_instance(tmp_path):

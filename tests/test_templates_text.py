@@ -131,7 +131,7 @@ def test_retranslation_revises_to_the_translation_of_each_prefix(mt) -> None:
 @pytest.mark.parametrize("name", (*TEXT_TEMPLATES, "whisper_cascade"))
 def test_submission_files_are_valid(name: str) -> None:
     sub = load_submission(TEMPLATES / name / "submission.yaml")
-    assert sub.baseline and sub.track in ("text-en-es", "speech-en-es")
+    assert not sub.baseline and sub.track in ("text-en-es", "speech-en-es")
     assert "--agent agent.py" in sub.command[-1] and "$HARNESS_SERVER_URL" in sub.command[-1]
     dockerfile = (TEMPLATES / name / "Dockerfile").read_text()
     assert dockerfile.startswith("#") and "FROM harness-base:latest" in dockerfile

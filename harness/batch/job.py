@@ -1,9 +1,11 @@
 """One submission of a batch: intake (submission.yaml, track) → image → one run per dataset → records.
 
 Each failure becomes that submission's status on every dataset (invalid_submission, build_error, or infra_error
-for a fault of the harness itself); a run is retried once on infra_error only; whatever instances a run logged
-are scored (flagged partial when it did not finish cleanly); `run.json` carries the resume key (batch/resume.py)
-and `manifest.json` what was run, on what, with which isolation.
+for a fault of the harness itself); a run is retried once on infra_error only (every attempt's status and reason
+stay in the manifest's `attempt_outcomes`); whatever instances a run logged are scored (flagged partial when it did
+not finish cleanly; `timings.total_s` covers the last attempt and the scoring, `score_s`); `run.json` carries the
+resume key (batch/resume.py) and `manifest.json` what was run, on what, with which isolation. Only the task config
+names baselines (`results.configured_baseline`); a submission's own `baseline:` is ignored with a warning.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from harness import layout
 from harness.batch import manifest, resume
 from harness.batch.progress import Progress
-from harness.batch.results import read_json, score_run
-from harness.config import Dataset, Track
+from harness.batch.results import configured_baseline, read_json, score_run
+from harness.config import Dataset, TaskConfig, Track
 from harness.errors import HarnessError, SubmissionError
 from harness.intake.discover import SubmissionRef
 from harness.run import failures
@@ -42,19 +44,22 @@ class _Failed(Exception):
 
 
 def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
-           scores: dict[str, Any] | None) -> dict[str, Any]:
+           scores: dict[str, Any] | None, config: TaskConfig) -> dict[str, Any]:
     """One run's line of summary.json."""
     return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
-            "track": meta.get("track"), "kind": meta.get("kind"), "baseline": bool(meta.get("baseline")),
+            "track": meta.get("track"), "kind": meta.get("kind"),
+            "baseline": configured_baseline(config, meta.get("track"), sub_id),
             "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
             "scores": scores or {}}
 
 
-def run_manifest(result: RunResult, attempts: int, run: layout.RunDir) -> dict[str, Any]:
-    """The manifest entry of a finished run (what happened, read back, timed)."""
+def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.RunDir) -> dict[str, Any]:
+    """The manifest entry of a finished run (what happened, read back, timed); `attempts` holds every attempt's
+    status and reason."""
     return {
         "status": result.outcome.status, "reason": result.outcome.reason, "partial": result.outcome.partial,
-        "attempts": attempts, "exit_code": result.exit_code, "oom_killed": result.oom_killed,
+        "attempts": len(attempts), "attempt_outcomes": attempts,
+        "exit_code": result.exit_code, "oom_killed": result.oom_killed,
         "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
         "instances": {"done": result.instances_done, "expected": result.instances_expected,
                       "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
@@ -105,7 +110,7 @@ class SubmissionJob:
         for ds in self.opts.datasets:
             self.man["runs"][ds] = {"status": outcome.status, "reason": outcome.reason}
         self.progress.update(self.sub_id, state=outcome.status, note=outcome.reason)
-        return [record(self.sub_id, self.meta, ds, outcome, None) for ds in self.opts.datasets]
+        return [record(self.sub_id, self.meta, ds, outcome, None, self.opts.config) for ds in self.opts.datasets]
 
     def _evaluate(self) -> list[dict[str, Any]]:
         sub, track = self._intake()
@@ -130,6 +135,9 @@ class SubmissionJob:
             sub = load_submission(self.ref.path)
             self.meta = {k: getattr(sub, k, None) for k in _META}
             self.man["submission_yaml"] = self.meta
+            if sub.baseline:
+                self.man.setdefault("warnings", []).append(
+                    "submission.yaml: baseline: ignored; only the task config names baselines (tracks[].baseline)")
             return sub, self.opts.config.track(sub.track)
         except HarnessError as exc:
             raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, str(exc))) from None
@@ -155,7 +163,8 @@ class SubmissionJob:
     def _dataset(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo) -> dict[str, Any]:
         """One dataset: resumed when already finished with the same key, else run, scored and recorded."""
         run = self.out.run(ds.name)
-        key, hashes = resume.run_key(info.digest, self.opts.config, track, ds)
+        key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=sub.command,
+                                     server_image_id=self._server_image_id())
         entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
@@ -169,7 +178,10 @@ class SubmissionJob:
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
         result, attempts = self._execute(sub, track, ds, info, run, expected)
+        t_score = time.monotonic()
         outcome, scores = scored(run, track, result.outcome)
+        result.timings["score_s"] = time.monotonic() - t_score
+        result.timings["total_s"] = result.timings.get("total_s", 0.0) + result.timings["score_s"]
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
             entry["sacrebleu_signature"] = scores["BLEU"]["signature"]
         entry.update(run_manifest(result, attempts, run), status=outcome.status, reason=outcome.reason,
@@ -177,7 +189,16 @@ class SubmissionJob:
         resume.mark_finished(run, key, outcome, entry)
         self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
                              done=result.instances_done, total=expected)
-        return record(self.sub_id, self.meta, ds.name, outcome, scores)
+        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config)
+
+    def _server_image_id(self) -> str:
+        """The engine's id of the server image (part of the resume key: the server's code can change a result)."""
+        from harness.run.docker_backend import docker_api
+
+        try:
+            return str(docker_api().inspect_image(self.server_image)["Id"])
+        except Exception:  # noqa: BLE001 - the run itself reports a missing server image
+            return self.server_image
 
     def _resumed(self, run: layout.RunDir, ds_name: str, prev: dict[str, Any], entry: dict[str, Any],
                  expected: int) -> dict[str, Any]:
@@ -185,13 +206,14 @@ class SubmissionJob:
         scores = read_json(run.scores) if run.scores.exists() else None
         entry.update(prev.get("manifest") or {}, resumed=True)
         self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
-                             done=expected, total=expected)
-        return record(self.sub_id, self.meta, ds_name, outcome, scores)
+                             done=len(read_statuses(run.instances_log)), total=expected)
+        return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config)
 
     def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
-                 expected: int) -> tuple[RunResult, int]:
-        """The isolated run, retried once on infra_error; (result, attempts)."""
+                 expected: int) -> tuple[RunResult, list[dict[str, Any]]]:
+        """The isolated run, retried once on infra_error; (result, every attempt's status and reason)."""
         attempt = 0
+        attempts: list[dict[str, Any]] = []
         while True:
             self.progress.update(self.sub_id, dataset=ds.name, state="starting" if attempt == 0 else "retrying",
                                  done=len(read_statuses(run.instances_log)), total=expected)
@@ -200,6 +222,8 @@ class SubmissionJob:
                            collect_peak_memory=self.opts.collect_peak_memory)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n))
+            attempts.append({"attempt": attempt + 1, "status": result.outcome.status,
+                             "reason": result.outcome.reason})
             if not failures.should_retry(result.outcome.status, attempt):
-                return result, attempt + 1
+                return result, attempts
             attempt += 1

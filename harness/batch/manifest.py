@@ -40,13 +40,6 @@ def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
     return {str(p): sha256_file(p) for p in files}
 
 
-def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str]) -> str:
-    """The resume key of a run: same image, same config, same data ⇒ same key, whatever the folder is called."""
-    payload = json.dumps({"image": image_digest, "config": config.sha256, "track": track, "dataset": dataset,
-                          "data": sorted(data_hashes.values())}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
 @functools.lru_cache(maxsize=1)
 def harness_commit() -> str | None:
     """The git commit of the harness source checkout (with `-dirty` if it has changes), or None."""

@@ -1,4 +1,5 @@
-"""The terminal display of a batch: one status line per submission (redrawn in place on a terminal)."""
+"""The terminal display of a batch: one status line per submission (redrawn in place on a terminal); folder
+names, states and reasons are the participants' and are printed with control characters escaped."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from typing import Any
 
 from harness.run import failures
+from harness.text import printable
 
 
 class Progress:
@@ -48,10 +50,10 @@ class Progress:
 
     def format(self, sub: str, line: dict[str, Any]) -> str:
         counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
-        text = (f"{sub:<{self.width}}  {line['dataset']:<6} {line['state']:<18} {counter:>9}  "
-                f"{(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
+        text = (f"{printable(sub):<{self.width}}  {printable(line['dataset']):<6} {printable(line['state']):<18} "
+                f"{counter:>9}  {(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
         if line.get("note"):
-            text += f"  {line['note']}"
+            text += f"  {printable(line['note'])}"
         return text[:200]
 
     def render(self) -> None:

@@ -43,6 +43,12 @@ def score_run(run_dir: Path, track: Track, partial: bool) -> dict[str, Any] | No
     return scores
 
 
+def configured_baseline(config: TaskConfig, track: str | None, sub_id: str) -> bool:
+    """Whether the task config names `sub_id` as the baseline of `track` (`tracks[].baseline`). A submission's own
+    `baseline:` field is ignored: any participant could set it."""
+    return any(t.name == track and t.baseline == sub_id for t in config.tracks)
+
+
 def finish_results(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
     """The results-stage step once every run is scored: Norm-Score against each track's baseline (rewriting
     those runs' scores.json), `summary.json`, then every run's instance_scores.jsonl and each board's

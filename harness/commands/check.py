@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
     from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
+    from harness.text import printable
 
     config = load_config(args.config, check_files=False) if args.config else None
     report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                               use_docker=not args.no_docker)
     for finding in report.findings:
         if not (args.quiet and finding.level == OK):
-            print(finding)
+            print(printable(finding))  # folder names and submission.yaml values are the participant's
     n = len(report.errors)
-    print(f"{args.submission}: {'passed' if report.ok else f'{n} problem' + ('s' if n != 1 else '')}")
+    print(f"{printable(args.submission)}: {'passed' if report.ok else f'{n} problem' + ('s' if n != 1 else '')}")
     return 0 if report.ok else 1

@@ -70,6 +70,9 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
     report.add(OK, f"{sub.yaml_path}: team {sub.team}, system {sub.system}, track {sub.track}, {sub.kind}")
     if not sub.contact:
         report.add(WARNING, f"{sub.yaml_path}: contact: empty; organizers cannot reach you about problems")
+    if sub.baseline:
+        report.add(WARNING, f"{sub.yaml_path}: baseline: ignored; only the task config names baselines "
+                            "(tracks[].baseline)")
     if config is not None:
         _check_track(report, sub, config)
     docker_ok = use_docker and _docker_answers()

@@ -1,14 +1,15 @@
 """The Docker backend of `execute_run`: the run inside isolated containers (`harness evaluate`).
 
 A fresh internal network; the server container (harness image; the only container with the hidden data,
-read-only, and the output folder), probed from inside; the participant container under the sandbox policy; after
-the run, the exit code, out-of-memory flag and isolation flags read back from `docker inspect`. A harness killed
-with SIGKILL leaves labelled resources that `network.remove_resources` deletes at the next start.
+read-only, and its run folder), confined by `sandbox.server_host_config` and probed from inside; the participant
+container under the sandbox policy; after the run, the exit code, out-of-memory flag and isolation flags read back
+from `docker inspect`. Both containers end themselves at their own deadline (run/deadlines.py), so nothing
+outlives its budget when the harness is gone; a harness killed with SIGKILL leaves labelled resources that
+`network.remove_resources` deletes at the next start.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -16,31 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from harness import layout
-from harness.config import TaskConfig
+from harness.config import Limits
 from harness.run import failures, network
-from harness.run.sandbox import SandboxPolicy, applied_isolation, participant_user
+from harness.run.deadlines import under_timeout, under_watchdog
+from harness.run.sandbox import (
+    SandboxPolicy,
+    applied_isolation,
+    give_run_folder_to_server,
+    participant_user,
+    server_host_config,
+    server_user,
+)
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe, log_tail
 
 SERVER_PORT = 8000
 SERVER_LOG_MAX_BYTES = 5_000_000
-
-
-def data_paths(config: TaskConfig) -> list[Path]:
-    """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
-    paths: set[Path] = {config.path}
-    for track in config.tracks:
-        for ds in track.datasets.values():
-            files = [ds.source, *ds.references.values()]
-            paths.update(p for p in files if p.exists())
-            if track.modality == "speech" and ds.source.is_file():
-                for line in ds.source.read_text(encoding="utf-8").splitlines():
-                    if line.strip():
-                        audio = (ds.source.parent / line.strip()).resolve()
-                        paths.add(audio.parent)
-    dirs = sorted(p for p in paths if p.is_dir())
-    keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
-    return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
 
 
 class _PeakMemory(threading.Thread):
@@ -113,13 +105,6 @@ def _quietly(fn: Callable[..., Any], *args: Any) -> None:
         pass
 
 
-def _tail(path: Path, n: int = 300) -> str:
-    try:
-        return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
-    except OSError:
-        return ""
-
-
 class _Container:
     """The participant container as the watchdog sees it."""
 
@@ -136,6 +121,26 @@ class _Container:
             pass
 
 
+def _has_shell(api: Any, cid: str) -> bool:
+    """Whether a (created, not started) container's image has /bin/sh."""
+    import docker
+
+    try:
+        stream, _ = api.get_archive(cid, "/bin/sh")
+        for _chunk in stream:
+            pass
+        return True
+    except docker.errors.NotFound:
+        return False
+
+
+def _server_exit(state: dict[str, Any], limits: Limits) -> str:
+    """How the server container ended, from its `docker inspect` state."""
+    if state.get("OOMKilled"):
+        return f"ran out of memory (limits.server_memory {limits.server_memory})"
+    return f"exited with code {state.get('ExitCode')}"
+
+
 class DockerBackend:
     """One run in containers on a per-run internal network; see the module docstring."""
 
@@ -149,22 +154,24 @@ class DockerBackend:
         self.client_pump: LogPump | None = None
         self.probe: tuple[str, threading.Thread] | None = None
         self.mem: _PeakMemory | None = None
+        self.limits: Limits | None = None
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         t0 = time.monotonic()
         api = self.api
+        self.limits = spec.config.limits
         name = f"harness-{spec.run_id}"
         self.net = net = network.create_network(api, f"{name}-net", spec.run_id)
         timings["network_s"] = time.monotonic() - t0
-        mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+        give_run_folder_to_server(spec.out_dir)
         server = api.create_container(
             spec.server_image,
-            command=server_command(spec, SERVER_PORT, "0.0.0.0"),
+            command=under_timeout(server_command(spec, SERVER_PORT, "0.0.0.0"), spec.config.limits),
             name=f"{name}-server",
-            user=f"{os.getuid()}:{os.getgid()}",
-            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
+            user=server_user(),
+            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
             labels=network.labels(spec.run_id, "server"),
-            host_config=api.create_host_config(binds=mounts, network_mode=net["Name"], init=True),
+            host_config=server_host_config(api, spec, net["Name"]),
             networking_config=api.create_networking_config(
                 {net["Name"]: api.create_endpoint_config(aliases=[network.SERVER_ALIAS])}),
         )
@@ -188,18 +195,27 @@ class DockerBackend:
         host = network.SERVER_ALIAS
         policy = SandboxPolicy.from_limits(spec.config.limits)
         argv = participant_argv(spec.command)
-        part = api.create_container(
-            spec.submission_image,
-            entrypoint=argv[:1],
-            command=argv[1:],
-            name=f"harness-{spec.run_id}-participant",
-            user=user,
-            environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
-            labels=network.labels(spec.run_id, "participant"),
-            host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
-        )
-        self.part_id = part["Id"]
-        self.created.append(self.part_id)
+
+        def create(args: list[str]) -> str:
+            cid = api.create_container(
+                spec.submission_image,
+                entrypoint=args[:1],
+                command=args[1:],
+                name=f"harness-{spec.run_id}-participant",
+                user=user,
+                environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
+                labels=network.labels(spec.run_id, "participant"),
+                host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+            )["Id"]
+            self.created.append(cid)
+            return cid
+
+        self.part_id = create(under_watchdog(argv, spec.config.limits))
+        if not isinstance(spec.command, str) and not _has_shell(api, self.part_id):
+            # an argv command in an image without /bin/sh runs unwrapped (see run/deadlines.py)
+            api.remove_container(self.part_id, force=True)
+            self.created.remove(self.part_id)
+            self.part_id = create(argv)
 
     def wait_server_ready(self, run_dir: layout.RunDir) -> None:
         assert self.probe is not None and self.server_pump is not None
@@ -207,7 +223,7 @@ class DockerBackend:
         thread.join(SERVER_READY_TIMEOUT_S + 10)
         if self.api.exec_inspect(probe_id).get("ExitCode") != 0:
             self.server_pump.join(2)
-            raise failures.InfraError(f"server not healthy: {_tail(run_dir.server_log)}")
+            raise failures.InfraError(f"server not healthy: {log_tail(run_dir.server_log)}")
 
     def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Container:
         api, cid = self.api, self.part_id
@@ -220,9 +236,9 @@ class DockerBackend:
             self.mem.start()
         return _Container(api, cid)
 
-    def server_activity(self) -> float:
+    def server_output(self) -> ServerOutput:
         assert self.server_pump is not None
-        return self.server_pump.last_activity
+        return self.server_pump
 
     def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
         api = self.api
@@ -238,10 +254,11 @@ class DockerBackend:
             self.mem.done.set()
             self.mem.join(2)
             result.peak_memory_bytes = self.mem.peak
-        server_state = api.inspect_container(self.server_id)["State"]
-        if not server_state.get("Running"):
-            raise failures.InfraError(f"server exited during the run (code {server_state.get('ExitCode')}): "
-                                      f"{_tail(run_dir.server_log)}")
+
+    def server_exit(self) -> str | None:
+        assert self.limits is not None
+        state = self.api.inspect_container(self.server_id)["State"]
+        return None if state.get("Running") else _server_exit(state, self.limits)
 
     def teardown(self) -> None:
         _teardown(self.api, self.created, self.net["Id"] if self.net else None)

@@ -4,7 +4,8 @@ Steps, each timed: the backend starts the server (the only party with the hidden
 gets the participant ready; the server is probed on GET /health until it answers; the participant starts with
 the server URL in its environment, its output streamed to client.log (size-capped) while the watchdog enforces
 the total and idle timeouts; then what the backend reads back (exit code, out-of-memory flag, isolation flags),
-the outcome classified from the log, and everything removed — in a `finally`, so also on Ctrl-C, SIGTERM and
+the outcome classified from the log (or, if the server died meanwhile, the participant's `protocol_violation`:
+see `failures.server_died`), and everything removed — in a `finally`, so also on Ctrl-C, SIGTERM and
 errors. Backends: `DockerBackend` (isolated containers, `harness evaluate`) and `LocalBackend` (local processes,
 `harness validate --no-docker`).
 """
@@ -19,7 +20,7 @@ from typing import Protocol
 from harness import layout
 from harness.run import failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
-from harness.run.watch import Participant, watch
+from harness.run.watch import Participant, ServerOutput, log_tail, watch
 from harness.runlog import read_statuses
 
 
@@ -38,12 +39,14 @@ class Backend(Protocol):
     def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> Participant:
         """Start the participant, its output pumped into client.log."""
 
-    def server_activity(self) -> float:
-        """Monotonic time of the server's last output (the watchdog counts it as activity)."""
+    def server_output(self) -> ServerOutput:
+        """The server's output stream: its last activity (the watchdog counts it) and whether it ended."""
 
     def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
-        """Fill in what only the backend knows (exit code, OOM, isolation, log cut, peak memory); InfraError if
-        the server died during the run."""
+        """Fill in what only the backend knows (exit code, OOM, isolation, log cut, peak memory)."""
+
+    def server_exit(self) -> str | None:
+        """None while the server runs; else how it ended, for a reason ("exited with code 1")."""
 
     def teardown(self) -> None:
         """Remove everything the run made; never raises."""
@@ -99,13 +102,18 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
     timings["startup_s"] = t_run - t0
     exit_code, result.timed_out, result.first_instance_s = watch(
         participant, run_dir.instances_log, spec.config.limits, stop, t_run, result.instances_expected,
-        on_progress, backend.server_activity)
+        on_progress, backend.server_output())
     timings["run_s"] = time.monotonic() - t_run
     result.exit_code = exit_code
     backend.collect(result, run_dir)
     statuses = read_statuses(run_dir.instances_log)
     result.instances_done = len(statuses)
     timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
+    gone = backend.server_exit()
+    if gone is not None:
+        result.outcome = failures.server_died(gone, len(statuses), result.instances_expected,
+                                              log_tail(run_dir.server_log))
+        return
     result.outcome = failures.classify_run(
         exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=result.timed_out,
         instance_statuses=statuses.values(), expected=result.instances_expected)

@@ -3,6 +3,10 @@
 Every run ends with exactly one status. `ok` and `partial` mean the submission ran to its end; the others are
 failures. Only `infra_error` (a fault of the harness or of the Docker engine, not of the submission) is retried,
 once. A failed run still keeps, scores and flags as partial whatever instances it finished.
+
+A server that dies while the participant runs (out of memory under its limit, a crash) is the participant's
+`protocol_violation`, not an `infra_error`: only the participant's traffic reaches the server, and a retry would
+only repeat the damage.
 """
 
 from __future__ import annotations
@@ -81,3 +85,9 @@ def classify_run(
         what = ", ".join(f"{n} {s}" for s, n in sorted(bad.items()))
         return Outcome(PARTIAL, f"instances not ok: {what}", True)
     return Outcome(OK, None, False)
+
+
+def server_died(why: str, done: int, expected: int, log_tail: str = "") -> Outcome:
+    """The participant's failure when the server died while it ran; `why` says how ("exited with code 1")."""
+    reason = f"the evaluation server {why} while this participant ran, after {done}/{expected} instances"
+    return Outcome(PROTOCOL_VIOLATION, f"{reason}: {log_tail}" if log_tail else reason, True)

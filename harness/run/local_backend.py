@@ -15,7 +15,7 @@ from harness import layout
 from harness.run import failures
 from harness.run.sandbox import SandboxPolicy
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
 HOST = "127.0.0.1"
 SERVER_LOG_MAX_BYTES = 5_000_000
@@ -93,17 +93,19 @@ class LocalBackend:
         self.client_pump = _pump(proc, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         return self.client
 
-    def server_activity(self) -> float:
+    def server_output(self) -> ServerOutput:
         assert self.server_pump is not None
-        return self.server_pump.last_activity
+        return self.server_pump
 
     def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
         assert self.client_pump is not None and self.server is not None
         self.client_pump.join(5)
         result.client_log_truncated = self.client_pump.truncated
-        if self.server.poll() is not None:
-            raise failures.InfraError(f"local server exited during the run (code {self.server.returncode}); "
-                                      f"see {run_dir.server_log}")
+
+    def server_exit(self) -> str | None:
+        assert self.server is not None
+        code = self.server.poll()
+        return None if code is None else f"exited with code {code}"
 
     def teardown(self) -> None:
         if self.client is not None and self.client.proc.poll() is None:

@@ -1,22 +1,37 @@
-"""The isolation policy of a participant container, and reading back what Docker actually applied.
+"""The confinement of a run's containers, and reading back what Docker actually applied.
 
-The policy is data (`SandboxPolicy`), turned into Docker API arguments by `host_config_args`; `applied_isolation`
-reads the same flags back from `docker inspect`, which is what the manifest records (never the request).
+The participant's policy is data (`SandboxPolicy`), turned into Docker API arguments by `host_config_args`;
+`applied_isolation` reads the same flags back from `docker inspect`, which is what the manifest records (never the
+request).
+
+The server container is confined too (`server_host_config`; it is harness code, but every byte it holds comes from
+the participant): its own memory and pids limits (`limits.server_memory`, `limits.server_pids`), an unprivileged
+user (`SERVER_UID` when the harness runs as root, which gives it the run folder), no capabilities, no new
+privileges, a read-only root, the data read-only (`data_paths`) and write access to its run's folder only.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from harness.config import Limits
+from harness.config import Limits, TaskConfig
 from harness.sizes import parse_bytes
+
+if TYPE_CHECKING:
+    from harness.run.spec import RunSpec
 
 NOBODY = "65534:65534"
 #: Names whose uid is known: the base image's own non-root user (Dockerfile.base).
 KNOWN_USERS = {"participant": "10001:10001"}
 TMPFS_OPTIONS = "rw,nosuid,nodev,size={size}"  # exec allowed: JIT compilers load code from /tmp
+#: The server's user when the harness runs as root: unprivileged and not the base image's participant (10001).
+SERVER_UID = 10002
+SERVER_TMPFS = "rw,nosuid,nodev,size=64m"
+SERVER_LOG_MAX_SIZE = "20m"
 
 
 def participant_user(image_user: str | None) -> str:
@@ -98,6 +113,55 @@ class SandboxPolicy:
             "PYTHONUNBUFFERED": "1",
             **self.env_extra,
         }
+
+
+def data_paths(config: TaskConfig) -> list[Path]:
+    """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
+    paths: set[Path] = {config.path}
+    for track in config.tracks:
+        for ds in track.datasets.values():
+            files = [ds.source, *ds.references.values()]
+            paths.update(p for p in files if p.exists())
+            if track.modality == "speech" and ds.source.is_file():
+                for line in ds.source.read_text(encoding="utf-8").splitlines():
+                    if line.strip():
+                        audio = (ds.source.parent / line.strip()).resolve()
+                        paths.add(audio.parent)
+    dirs = sorted(p for p in paths if p.is_dir())
+    keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
+    return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))
+
+
+def server_user() -> str:
+    """The server container's user: `SERVER_UID` when the harness is root, else the harness's own (non-root) uid."""
+    if os.getuid() == 0:
+        return f"{SERVER_UID}:{SERVER_UID}"
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+def give_run_folder_to_server(run_dir: Path) -> None:
+    """Let the server's user write the run folder (and a resumed instances.log): chown when the harness is root."""
+    if os.getuid() != 0:
+        return
+    for root, dirs, files in os.walk(run_dir):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), SERVER_UID, SERVER_UID, follow_symlinks=False)
+    os.chown(run_dir, SERVER_UID, SERVER_UID)
+
+
+def server_host_config(api: Any, spec: RunSpec, network_name: str) -> Any:
+    """The server container's confinement: own memory/pids limits, no capabilities, read-only root, the data
+    read-only and only the run folder writable."""
+    from docker.types import LogConfig
+
+    limits = spec.config.limits
+    memory = parse_bytes(limits.server_memory)
+    mounts = [f"{p}:{p}:ro" for p in data_paths(spec.config)] + [f"{spec.out_dir}:{spec.out_dir}:rw"]
+    return api.create_host_config(
+        binds=mounts, network_mode=network_name, init=True, mem_limit=memory, memswap_limit=memory,
+        pids_limit=int(limits.server_pids), cap_drop=["ALL"], security_opt=["no-new-privileges:true"],
+        read_only=True, tmpfs={"/tmp": SERVER_TMPFS}, privileged=False,
+        log_config=LogConfig(type="json-file", config={"max-size": SERVER_LOG_MAX_SIZE, "max-file": "1"}))
 
 
 def applied_isolation(container: dict[str, Any], network: dict[str, Any] | None) -> dict[str, Any]:

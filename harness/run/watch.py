@@ -1,5 +1,5 @@
 """The parts of a run every backend shares: the capped log pump, the server health probe, and the watchdog that
-waits for the participant while enforcing the total and idle timeouts."""
+waits for the participant while enforcing the total and idle timeouts, and stops it once the server is gone."""
 
 from __future__ import annotations
 
@@ -35,13 +35,15 @@ def health_probe(port: int, timeout: float = SERVER_READY_TIMEOUT_S) -> str:
 class LogPump(threading.Thread):
     """Copies a byte stream (a container's logs, a process's stdout) into a file, up to `max_bytes`, then notes
     the cut; past it, the rest is drained unread (`drain`, so a pipe never blocks its writer) or the stream is
-    closed. `last_activity` is when the last chunk arrived."""
+    closed. `last_activity` is when the last chunk arrived; `ended` is set once the stream ended (its writer
+    exited or went away; not when the log was cut without draining)."""
 
     def __init__(self, open_stream: Callable[[], Iterable[bytes]], path: Path, max_bytes: int,
                  drain: bool = False) -> None:
         super().__init__(daemon=True)
         self.open_stream, self.path, self.max_bytes, self.drain = open_stream, path, max_bytes, drain
         self.truncated = False
+        self.ended = False
         self.last_activity = time.monotonic()
 
     def run(self) -> None:
@@ -66,7 +68,23 @@ class LogPump(threading.Thread):
                             return
                     f.flush()
         except Exception:  # noqa: BLE001 - the stream went away; what was written stays
-            return
+            pass
+        self.ended = True
+
+
+def log_tail(path: Path, n: int = 300) -> str:
+    """The last `n` characters of a log as one line ("" when it cannot be read)."""
+    try:
+        return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
+    except OSError:
+        return ""
+
+
+class ServerOutput(Protocol):
+    """The server's output stream as the watchdog sees it (a `LogPump`)."""
+
+    last_activity: float
+    ended: bool
 
 
 class Participant(Protocol):
@@ -81,9 +99,11 @@ class Participant(Protocol):
 
 def watch(participant: Participant, log_path: Path, limits: Limits, stop: threading.Event, t_run: float,
           expected: int, on_progress: Callable[[int, int], None] | None,
-          server_activity: Callable[[], float]) -> tuple[int | None, str | None, float | None]:
+          server: ServerOutput) -> tuple[int | None, str | None, float | None]:
     """Wait for the participant to exit, enforcing the total and idle timeouts; `RunInterrupted` when `stop` is
-    set. Returns (exit code, which timeout fired or None, seconds until the first instance was logged or None)."""
+    set; once the server's output ended (it exited) the participant is killed, since nothing it does from then on
+    counts. Returns (exit code, which timeout fired or None, seconds until the first instance was logged or
+    None)."""
     last_size = -1
     last_progress = time.monotonic()
     # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
@@ -104,7 +124,10 @@ def watch(participant: Participant, log_path: Path, limits: Limits, stop: thread
             last_size, last_progress = size, now
             if on_progress:
                 on_progress(len(read_statuses(log_path)), expected)
-        activity = max(last_progress, server_activity())
+        if server.ended:
+            participant.kill()
+            return participant.wait(10), None, first_seen
+        activity = max(last_progress, server.last_activity)
         timed_out = None
         if now - t_run > limits.total_timeout_s:
             timed_out = f"total timeout ({limits.total_timeout_s:g} s)"

@@ -1,0 +1,30 @@
+"""Untrusted text made safe for a terminal: `printable` escapes every control character.
+
+Folder names, `submission.yaml` fields and reasons built from them come from participants; printed raw, an ESC
+sequence in them recolours the organizer's terminal, rewrites its title, moves the cursor over other lines or
+hides text. Every place that prints such a string goes through `printable`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+#: Format characters that reorder or hide text on a terminal (bidirectional overrides and isolates).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    if ch in _SHORT:
+        return _SHORT[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` as one terminal-safe line: control characters (C0, DEL, C1) and bidirectional overrides are
+    written as Python-style escapes (`\\x1b`, `\\n`, `\\u202e`); everything else, any script included, is kept."""
+    s = str(text)
+    if s.isprintable() and not _BIDI.intersection(s):
+        return s
+    return "".join(_escape(c) if unicodedata.category(c) == "Cc" or c in _BIDI else c for c in s)
