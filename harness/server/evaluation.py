@@ -169,6 +169,15 @@ class Evaluation:
         if session.finished:
             self._record(session)
 
+    def expire(self, index: int, reason: str) -> None:
+        """End instance `index` as `timeout` with `reason` (joint mode: its agent did not return in time)."""
+        with self._lock:
+            if index in self.finished:
+                return
+            session = self.sessions.get(index) or self._open(index, self.clock())
+            session.end(TIMEOUT, reason)
+            self._record(session)
+
     def check_timeouts(self, now: float | None = None) -> None:
         """End every open session that has been idle or running too long (status `timeout`)."""
         now = self.clock() if now is None else now
