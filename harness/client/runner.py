@@ -17,14 +17,13 @@ import queue
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harness.client.agent import Agent, AgentStates, ReviseAction, WriteAction
 from harness.client.connection import Connection, ServerRefused
+from harness.client.tracebacks import agent_traceback
 from harness.protocol import EOS, StepRequest, StepResponse, pcm16_to_floats
 
 
@@ -81,18 +80,6 @@ class _Watch:
     in_agent: float | None = None
     done: bool = False
     abandoned: bool = False
-
-
-_HARNESS_DIR = str(Path(__file__).resolve().parents[1])
-
-
-def agent_traceback(exc: BaseException) -> str:
-    """The traceback of `exc` without the harness's own frames (the agent's and its libraries' only)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not str(Path(f.filename).resolve()).startswith(_HARNESS_DIR)]
-    lines = ["Traceback (most recent call last):\n"] if frames else []
-    lines += traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
-    return "".join(lines)
 
 
 def _absorb(agent: Agent, states: AgentStates, resp: StepResponse) -> None:
