@@ -31,7 +31,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.server:
         raise HarnessError("no server URL: pass --server or set HARNESS_SERVER_URL")
     agent = parse_agent(args)
-    wait_for_server(args.server, args.wait)
+    def waiting(reason: str) -> None:
+        print(f"harness client: waiting up to {args.wait:g} s for the evaluation server at {args.server} ({reason})",
+              file=sys.stderr, flush=True)
+
+    wait_for_server(args.server, args.wait, waiting)
     first = connect(args.server, args.transport)
     try:
         info = first.info()
