@@ -77,14 +77,15 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
         expected = len(evaluation.dataset) - len(info["pending"]) + len(indices)
         if transport == "inprocess":
             summary = run_instances(lambda: InProcessConnection(evaluation), agent, indices, num_workers,
-                                    progress=progress, limits=limits, on_stuck=evaluation.expire)
+                                    progress=progress, limits=limits, on_stuck=evaluation.expire,
+                                    label="harness run")
         else:
             with loopback_server(evaluation) as url:
                 def make() -> Connection:
                     return connect(url, transport)
 
                 summary = run_instances(make, agent, indices, num_workers, audio="pcm16", progress=progress,
-                                        limits=limits, on_stuck=evaluation.expire)
+                                        limits=limits, on_stuck=evaluation.expire, label="harness run")
         statuses = [rec.get("status", "ok") for rec in evaluation.records()]
         summary.outcome = classify_run(exit_code=client_exit_code(summary), oom_killed=False,
                                        timed_out=summary.timed_out, instance_statuses=statuses, expected=expected)

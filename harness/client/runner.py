@@ -23,6 +23,7 @@ from typing import Any
 
 from harness.client.agent import Agent, AgentStates, ReviseAction, WriteAction
 from harness.client.connection import Connection, ServerRefused
+from harness.client.progress import Progress
 from harness.client.tracebacks import agent_traceback
 from harness.protocol import EOS, StepRequest, StepResponse, pcm16_to_floats
 
@@ -166,7 +167,7 @@ _REPORT_LOCK = threading.Lock()
 
 def run_instances(make_connection: Callable[[], Connection], agent: Agent, indices: list[int], num_workers: int = 1,
                   audio: str = "json", progress: bool = False, limits: Limits | None = None,
-                  on_stuck: Callable[[int, str], None] | None = None) -> RunSummary:
+                  on_stuck: Callable[[int, str], None] | None = None, label: str = "harness client") -> RunSummary:
     """Decode `indices` with `num_workers` threads, each with its own connection (see the module docstring)."""
     summary = RunSummary()
     todo: queue.Queue[int] = queue.Queue()
@@ -179,6 +180,8 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
     t0 = time.perf_counter()
     n_threads = max(1, min(num_workers, len(indices) or 1))
     watches = [_Watch() for _ in range(n_threads)]
+    meter = Progress(label, len(indices))
+    meter.start()
 
     def worker(watch: _Watch) -> None:
         conn: Connection | None = None
@@ -208,6 +211,7 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
                     summary.decoded += 1
                     summary.actions += n
                     summary.errors += status != "ok"
+                    meter.update(summary.decoded, summary.errors)
                     if progress:
                         print(f"harness client: instance {index}: {status} ({n} actions)", file=sys.stderr)
         except BaseException as exc:  # reported once by the caller
@@ -226,6 +230,7 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
         for k, w in enumerate(watches):
             threading.Thread(target=worker, args=(w,), name=f"harness-worker-{k}", daemon=True).start()
         _watch(watches, changed, limits, summary, stop, on_stuck)
+    meter.finish()
     summary.seconds = time.perf_counter() - t0
     if fatal:
         raise fatal[0]
