@@ -224,6 +224,7 @@ def _all_valid(recs: list[Any]) -> bool:
 
 
 CHUNK_BYTES = 16 << 20  # the fast path reads the log this much at a time
+HEAD_BYTES = 4096  # what the careful path reads of a line before deciding it is garbage
 MAX_LINE_BYTES = 64 << 20  # no record comes near it; past it a line is garbage, reported without reading on
 
 
@@ -243,11 +244,15 @@ def _read_careful(log_path: Path, f: BinaryIO, allow_torn: bool) -> list[dict[st
     seen: dict[int, int] = {}
     lineno = 0
     while True:
-        line = f.readline(MAX_LINE_BYTES + 1)
+        line = f.readline(HEAD_BYTES)
         if not line:
             return records
         lineno += 1
         where = f"{log_path}:{lineno}"
+        if len(line) == HEAD_BYTES and not line.endswith(b"\n"):  # a long line: judge its start before reading on
+            if _garbage_start(line):
+                raise LogFormatError(f"{where}: not a JSON line")
+            line += f.readline(MAX_LINE_BYTES + 1 - HEAD_BYTES)
         if len(line) > MAX_LINE_BYTES:
             if _garbage_start(line[:4096]):
                 raise LogFormatError(f"{where}: not a JSON line")
