@@ -16,7 +16,7 @@ from typing import Any
 from harness.client.agent import Agent
 from harness.client.connection import Connection, InProcessConnection, connect
 from harness.client.options import select_instances
-from harness.client.runner import RunSummary, agent_info_check, run_instances
+from harness.client.runner import Limits, RunSummary, agent_info_check, client_exit_code, run_instances
 from harness.server.app import run_server
 from harness.server.evaluation import Evaluation, open_evaluation
 
@@ -59,23 +59,36 @@ def loopback_server(evaluation: Evaluation) -> Iterator[str]:
 def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent, track: str | None = None,
               resume: bool = False, overwrite: bool = False, transport: str = "inprocess", num_workers: int = 1,
               instances: str | None = None, progress: bool = False) -> tuple[RunSummary, Path]:
-    """Decode every pending instance with `agent`, then score the log file into scores.json; (summary, its path)."""
+    """Decode every pending instance with `agent`, then score the log file into scores.json; (summary, its path).
+
+    The task's instance and idle timeouts hold for the agent in every transport. `summary.outcome` is the run's
+    verdict by the orchestrator's rule (`classify_run`), as if the client were a container that exited with
+    `client_exit_code(summary)`: the same agent bug gets the same status here and under Docker.
+    """
+    from harness.orchestrator.failures import classify_run
     from harness.scoring import write_scores
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite)
+    limits = Limits(evaluation.limits.instance_timeout_s, evaluation.limits.idle_timeout_s)
     try:
         info = evaluation.info()
         agent_info_check(agent, info)
         indices = select_instances(instances, info["pending"])
+        expected = len(evaluation.dataset) - len(info["pending"]) + len(indices)
         if transport == "inprocess":
             summary = run_instances(lambda: InProcessConnection(evaluation), agent, indices, num_workers,
-                                    progress=progress)
+                                    progress=progress, limits=limits, on_stuck=evaluation.expire,
+                                    label="harness run")
         else:
             with loopback_server(evaluation) as url:
                 def make() -> Connection:
                     return connect(url, transport)
 
-                summary = run_instances(make, agent, indices, num_workers, audio="pcm16", progress=progress)
+                summary = run_instances(make, agent, indices, num_workers, audio="pcm16", progress=progress,
+                                        limits=limits, on_stuck=evaluation.expire, label="harness run")
+        statuses = [rec.get("status", "ok") for rec in evaluation.records()]
+        summary.outcome = classify_run(exit_code=client_exit_code(summary), oom_killed=False,
+                                       timed_out=summary.timed_out, instance_statuses=statuses, expected=expected)
     finally:
         evaluation.close()
     track = evaluation.track

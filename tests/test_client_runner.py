@@ -140,7 +140,8 @@ def test_cli_unreachable_server_is_one_clear_line(agent_file: Path) -> None:
     out = _cli("client", "--server", f"http://127.0.0.1:{port}", "--agent", str(agent_file), "--agent-class",
                "EchoWaitK", "--wait", "0.5")
     assert out.returncode == 2
-    assert out.stderr.strip().count("\n") == 0 and "cannot reach the evaluation server" in out.stderr
+    waiting, error = out.stderr.strip().splitlines()  # a waiting line, then one clear error line
+    assert waiting.startswith("harness client: waiting up to 0.5 s") and "cannot reach the evaluation server" in error
     assert "Traceback" not in out.stderr
 
 

@@ -10,6 +10,7 @@ import http.client
 import json
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -185,24 +186,48 @@ def connect(url: str, transport: str = "auto") -> Connection:
     raise HarnessError(f"unknown transport {transport!r} (ws, http)")
 
 
-def wait_for_server(url: str, timeout_s: float) -> dict[str, Any]:
-    """Poll `GET /health` until the server answers (at most `timeout_s`); its answer, or ServerUnreachable."""
+def _health_verdict(status: int, data: bytes) -> dict[str, Any] | None:
+    """The answer of a harness server to `GET /health`, or None; a ServerUnreachable when something else answered."""
+    try:
+        obj = json.loads(data) if status == 200 else None
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict) and obj.get("status") == "ok" and "track" in obj:
+        return obj
+    what = f"answered {status}" if status != 200 else "answered 200 without a harness health report"
+    raise ServerUnreachable(f"GET /health {what}: not a harness evaluation server")
+
+
+def wait_for_server(url: str, timeout_s: float, on_wait: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Poll `GET /health` until the server answers (at most `timeout_s`); its answer, or ServerUnreachable.
+
+    Only "nothing answers yet" (refused, reset, unresolved) is waited for, with `on_wait(reason)` called once;
+    a definite answer from something that is not a harness server fails at once.
+    """
     host, port, prefix = _split(url)
     deadline = time.monotonic() + max(0.0, timeout_s)
     last = ""
+    waiting = False
     while True:
         conn = http.client.HTTPConnection(host, port, timeout=5)
         try:
             conn.request("GET", prefix + "/health")
             resp = conn.getresponse()
             data = resp.read()
-            if resp.status == 200:
-                return json.loads(data)
-            last = f"GET /health answered {resp.status}"
-        except (OSError, http.client.HTTPException, ValueError) as exc:
+        except (OSError, http.client.HTTPException) as exc:
             last = str(exc) or type(exc).__name__
+        else:
+            try:
+                found = _health_verdict(resp.status, data)
+            except ServerUnreachable as exc:
+                raise ServerUnreachable(f"cannot use {url}: {exc}") from None
+            if found is not None:
+                return found
         finally:
             conn.close()
         if time.monotonic() >= deadline:
             raise ServerUnreachable(f"cannot reach the evaluation server at {url}: {last}")
+        if not waiting and on_wait is not None:
+            on_wait(last)
+        waiting = True
         time.sleep(0.2)

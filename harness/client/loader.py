@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.client.agent import Agent
+from harness.client.tracebacks import agent_traceback
 from harness.errors import HarnessError
 
 
@@ -37,7 +38,8 @@ def load_agent_class(path: str | Path, class_name: str | None = None) -> type:
     except HarnessError:
         raise
     except Exception as exc:
-        raise HarnessError(f"{p}: importing the agent failed: {type(exc).__name__}: {exc}") from exc
+        raise HarnessError(f"{p}: importing the agent failed: {type(exc).__name__}: {exc}\n"
+                           f"{agent_traceback(exc).rstrip()}") from None
     if class_name:
         cls = getattr(module, class_name, None)
         if not inspect.isclass(cls):
@@ -67,4 +69,11 @@ def build_agent(cls: type, args: Any) -> Agent:
         return SimulEvalAgentAdapter.wrap(cls, args)
     if not issubclass(cls, Agent):
         raise HarnessError(f"{cls.__name__} is not an agent (subclass harness.client.agent.TextAgent or SpeechAgent)")
-    return cls.from_args(args)
+    try:
+        return cls.from_args(args)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        where = inspect.getsourcefile(cls) or cls.__module__
+        raise HarnessError(f"{where}: creating the agent {cls.__name__} failed: {type(exc).__name__}: {exc}\n"
+                           f"{agent_traceback(exc).rstrip()}") from None

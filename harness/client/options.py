@@ -14,11 +14,46 @@ def accept_agent_options(parser: argparse.ArgumentParser) -> None:
     original = parser.parse_known_args
 
     def parse_known_args(args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and ("-h" in args or "--help" in args):
+            _add_agent_help(parser, list(args))
         ns, extra = original(args, namespace)
         ns.agent_args = list(getattr(ns, "agent_args", None) or []) + list(extra)
         return ns, []
 
     parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def _option_value(args: list[str], name: str) -> str | None:
+    """The value of `name` in `args` (`--name value` or `--name=value`), or None."""
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _add_agent_help(parser: argparse.ArgumentParser, args: list[str]) -> None:
+    """With `--agent FILE --help`: list the agent's own options (its `add_args`) in a group of the help."""
+    path = _option_value(args, "--agent")
+    if path is None:
+        parser.epilog = "Pass --agent FILE with --help to list the agent's own options."
+        return
+    from harness.client.loader import load_agent_class
+
+    try:
+        cls = load_agent_class(path, _option_value(args, "--agent-class"))
+    except HarnessError as exc:
+        parser.epilog = f"(cannot list the agent's options: {str(exc).splitlines()[0]})"
+        return
+    add = getattr(cls, "add_args", None)
+    if add is None:
+        return
+    group = parser.add_argument_group(f"options of the agent {cls.__name__} ({path})")
+    try:
+        add(group)
+    except (argparse.ArgumentError, TypeError, ValueError) as exc:
+        parser.epilog = f"(cannot list the agent's options: {exc})"
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:

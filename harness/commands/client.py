@@ -25,13 +25,17 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.client.connection import connect, wait_for_server
     from harness.client.options import parse_agent, select_instances
-    from harness.client.runner import agent_info_check, run_instances
+    from harness.client.runner import agent_info_check, client_exit_code, run_instances
     from harness.errors import HarnessError
 
     if not args.server:
         raise HarnessError("no server URL: pass --server or set HARNESS_SERVER_URL")
     agent = parse_agent(args)
-    wait_for_server(args.server, args.wait)
+    def waiting(reason: str) -> None:
+        print(f"harness client: waiting up to {args.wait:g} s for the evaluation server at {args.server} ({reason})",
+              file=sys.stderr, flush=True)
+
+    wait_for_server(args.server, args.wait, waiting)
     first = connect(args.server, args.transport)
     try:
         info = first.info()
@@ -43,4 +47,6 @@ def run(args: argparse.Namespace) -> int:
                             audio=args.audio, progress=args.progress)
     print(f"harness client: {summary.decoded} instance(s) decoded ({summary.errors} with errors, "
           f"{summary.refused} refused), {summary.actions} actions in {summary.seconds:.2f} s", file=sys.stderr)
-    return 1 if summary.refused or summary.errors else 0
+    for line in summary.warnings():
+        print(f"harness client: {line}", file=sys.stderr)
+    return client_exit_code(summary)

@@ -31,6 +31,13 @@ def run(args: argparse.Namespace) -> int:
     summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,
                                      resume=args.resume, overwrite=args.overwrite, transport=args.transport,
                                      num_workers=args.num_workers, instances=args.instances, progress=args.progress)
+    for line in summary.warnings():
+        print(f"harness run: {line}", file=sys.stderr)
     print(f"harness run: {summary.decoded} instance(s) decoded ({summary.errors} with errors), "
           f"{summary.actions} actions in {summary.seconds:.2f} s; scores in {scores_path}", file=sys.stderr)
+    outcome = summary.outcome
+    if outcome.status != "ok":
+        why = f" ({summary.errors} instance(s) failed in the agent)" if summary.errors else ""
+        print(f"harness run: run status {outcome.status}: {outcome.reason}{why}", file=sys.stderr)
+        return 1
     return 0

@@ -15,7 +15,7 @@ from itertools import chain, repeat
 from json.scanner import make_scanner
 from operator import itemgetter, methodcaller
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness import layout
 from harness.errors import LogFormatError
@@ -223,24 +223,52 @@ def _all_valid(recs: list[Any]) -> bool:
     return set(map(type, units)) <= {str, type(None)} and set(units) <= {None, *LATENCY_UNITS}
 
 
-def _read_careful(log_path: Path, raw: bytes, allow_torn: bool) -> list[dict[str, Any]]:
-    """Parse and validate line by line, raising a `LogFormatError` that names the first bad line."""
-    lines = raw.split(b"\n")
+CHUNK_BYTES = 16 << 20  # the fast path reads the log this much at a time
+HEAD_BYTES = 4096  # what the careful path reads of a line before deciding it is garbage
+MAX_LINE_BYTES = 64 << 20  # no record comes near it; past it a line is garbage, reported without reading on
+
+
+def _garbage_start(line: bytes) -> bool:
+    """True if `line` (or its beginning) cannot be a record: its first non-blank byte is not `{`."""
+    stripped = line.lstrip(b" \t\r")
+    return bool(stripped) and stripped[:1] != b"{"
+
+
+def _read_careful(log_path: Path, f: BinaryIO, allow_torn: bool) -> list[dict[str, Any]]:
+    """Parse and validate line by line from the start of `f`, raising a `LogFormatError` naming the first bad line.
+
+    Reads at most `MAX_LINE_BYTES` of one line: memory stays bounded whatever the file holds.
+    """
+    f.seek(0)
     records: list[dict[str, Any]] = []
     seen: dict[int, int] = {}
-    for lineno, line in enumerate(lines, 1):
+    lineno = 0
+    while True:
+        line = f.readline(HEAD_BYTES)
+        if not line:
+            return records
+        lineno += 1
+        where = f"{log_path}:{lineno}"
+        if len(line) == HEAD_BYTES and not line.endswith(b"\n"):  # a long line: judge its start before reading on
+            if _garbage_start(line):
+                raise LogFormatError(f"{where}: not a JSON line")
+            line += f.readline(MAX_LINE_BYTES + 1 - HEAD_BYTES)
+        if len(line) > MAX_LINE_BYTES:
+            if _garbage_start(line[:4096]):
+                raise LogFormatError(f"{where}: not a JSON line")
+            raise LogFormatError(f"{where}: line longer than {MAX_LINE_BYTES >> 20} MiB; not a record")
         if not line.strip():
             continue
-        where = f"{log_path}:{lineno}"
-        if lineno == len(lines) and is_torn_tail(line):  # the file does not end with a newline
+        last = not line.endswith(b"\n")
+        if last and is_torn_tail(line):  # the file does not end with a newline
             if allow_torn:
-                break
+                return records
             raise LogFormatError(f"{where}: torn last line (interrupted write); rerun or resume")
         try:
             rec = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise LogFormatError(f"{where}: not a JSON line") from None
-        if lineno == len(lines):
+        if last:
             raise LogFormatError(f"{where}: last line has no newline")
         reason = validate_record(rec, where)
         if reason:
@@ -249,6 +277,40 @@ def _read_careful(log_path: Path, raw: bytes, allow_torn: bool) -> list[dict[str
             raise LogFormatError(f"{where}: index {rec['index']} already on line {seen[rec['index']]}")
         seen[rec["index"]] = lineno
         records.append(rec)
+
+
+def _read_fast(f: BinaryIO, allow_torn: bool) -> list[Any] | None:
+    """Every record of `f`, read `CHUNK_BYTES` at a time and checked a column at a time; None if any part of the
+    file needs the careful path (which then names the line). Memory: the records plus two chunks."""
+    records: list[Any] = []
+    rest = b""
+    while True:
+        block = f.read(CHUNK_BYTES)
+        if not block:
+            break
+        data = rest + block if rest else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+        else:
+            complete, rest = data[: cut + 1], data[cut + 1 :]
+            recs = _parse_fast(complete, allow_torn)
+            if recs is None:
+                return None
+            if recs:
+                try:
+                    if not _all_valid(recs):
+                        return None
+                except TypeError:  # e.g. an unhashable value where a string belongs
+                    return None
+                records.extend(recs)
+        if _garbage_start(rest[:4096]) or len(rest) > MAX_LINE_BYTES:
+            return None
+    if rest.strip():
+        if not (allow_torn and is_torn_tail(rest)):
+            return None
+    if len({rec["index"] for rec in records}) != len(records):  # distinct across chunks too
+        return None
     return records
 
 
@@ -262,16 +324,12 @@ def read_instances(path: str | Path, latency_unit: str | None = None, allow_torn
     log_path = resolve_log_path(path)
     config = _read_config(log_path)
     try:
-        raw = log_path.read_bytes()
+        with open(log_path, "rb") as f:
+            records = _read_fast(f, allow_torn)
+            if records is None:
+                records = _read_careful(log_path, f, allow_torn)
     except OSError as exc:
         raise LogFormatError(f"{log_path}: cannot read ({exc.strerror})") from None
-    records = _parse_fast(raw, allow_torn)
-    try:
-        fast_ok = records is not None and _all_valid(records)
-    except TypeError:  # e.g. an unhashable value where a string belongs: let the careful path name the line
-        fast_ok = False
-    if not fast_ok:
-        records = _read_careful(log_path, raw, allow_torn)
     if not records:
         raise LogFormatError(f"{log_path}: no instances")
     source_type = config.get("source_type")

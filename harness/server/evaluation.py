@@ -13,9 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.config import Limits, Track
 from harness.protocol import PROTOCOL_VERSION, ProtocolError, StepRequest, StepResponse
 from harness.runlog import LogWriter
+from harness.server.identity import check_resume, record_identity, run_identity
 from harness.server.session import TIMEOUT, Session, SpeechSource, TextSource
 
 MAX_COMPAT_SEGMENT_MS = 60_000
@@ -167,6 +169,15 @@ class Evaluation:
         if session.finished:
             self._record(session)
 
+    def expire(self, index: int, reason: str) -> None:
+        """End instance `index` as `timeout` with `reason` (joint mode: its agent did not return in time)."""
+        with self._lock:
+            if index in self.finished:
+                return
+            session = self.sessions.get(index) or self._open(index, self.clock())
+            session.end(TIMEOUT, reason)
+            self._record(session)
+
     def check_timeouts(self, now: float | None = None) -> None:
         """End every open session that has been idle or running too long (status `timeout`)."""
         now = self.clock() if now is None else now
@@ -216,5 +227,10 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
     track = config.track(track_name)
     ds = track.dataset(dataset_name)
     dataset = load_dataset(track.modality, ds.source, ds.references)
+    run = layout.RunDir(Path(output))
+    identity = run_identity(config, track, dataset_name)
+    if resume:
+        check_resume(run, identity)
     writer = LogWriter(Path(output), resume=resume, overwrite=overwrite)
+    record_identity(run, identity)
     return Evaluation(track, dataset_name, dataset, writer, config.limits)

@@ -1,0 +1,83 @@
+"""What a run folder is: track, dataset, data and config hashes, kept under `"identity"` in the folder's run.json.
+
+`open_evaluation` records it when a run starts and, on `--resume`, refuses a folder that holds something else
+(a dev run resumed as test, changed data, an edited config) with one line naming the folder and what differs.
+Other keys of run.json (the orchestrator's `content_key`, `finished`, ...) are kept: read, merge, replace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from harness import layout
+from harness.config import TaskConfig, Track
+from harness.errors import HarnessError
+
+IDENTITY_KEY = "identity"
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run_identity(config: TaskConfig, track: Track, dataset_name: str) -> dict[str, Any]:
+    """The identity of a run of `dataset_name` of `track` (source and reference files hashed)."""
+    ds = track.dataset(dataset_name)
+    files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
+    return {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
+            "config_sha256": config.sha256, "data_sha256": {k: _sha256_file(p) for k, p in files.items()}}
+
+
+def read_run_meta(run: layout.RunDir) -> dict[str, Any]:
+    """run.json of a run folder ({} when absent); a HarnessError naming the file when unreadable."""
+    try:
+        data = json.loads(run.run_meta.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{run.run_meta}: unreadable ({exc})") from None
+    if not isinstance(data, dict):
+        raise HarnessError(f"{run.run_meta}: not a JSON object")
+    return data
+
+
+def identity_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """What makes the run `old` something other than `new` (one phrase), or None when they are the same run."""
+    if (old.get("track"), old.get("dataset")) != (new["track"], new["dataset"]):
+        return (f"it holds a run of {old.get('track')}/{old.get('dataset')}, not {new['track']}/{new['dataset']}")
+    old_data = old.get("data_sha256") or {}
+    for name, digest in new["data_sha256"].items():
+        if old_data.get(name) != digest:
+            return f"the {name} file of {new['dataset']} changed since the run began"
+    if set(old_data) != set(new["data_sha256"]):
+        return f"the reference sets of {new['dataset']} changed since the run began"
+    if old.get("config_sha256") != new["config_sha256"]:
+        return f"the task config changed since the run began (was {old.get('config')})"
+    return None
+
+
+def check_resume(run: layout.RunDir, identity: dict[str, Any]) -> None:
+    """Refuse to resume `run` as `identity` when its run.json says it is another run; a folder without one passes."""
+    old = read_run_meta(run).get(IDENTITY_KEY)
+    if not isinstance(old, dict):
+        return
+    why = identity_difference(old, identity)
+    if why:
+        raise HarnessError(f"cannot resume {run.path}: {why}; use another --output, or --overwrite to start over")
+
+
+def record_identity(run: layout.RunDir, identity: dict[str, Any]) -> None:
+    """Write `identity` into run.json, keeping every other key (written to a temporary file, then replaced)."""
+    meta = read_run_meta(run)
+    meta[IDENTITY_KEY] = identity
+    tmp = run.run_meta.with_name(run.run_meta.name + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, run.run_meta)
