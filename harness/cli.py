@@ -62,9 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except HarnessError as exc:
-        from harness.text import printable
+        from harness.text import printable_lines
 
-        print(f"harness {args.command}: error: {printable(exc)}", file=sys.stderr)
+        print(f"harness {args.command}: error: {printable_lines(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"harness {args.command}: interrupted", file=sys.stderr)

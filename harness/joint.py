@@ -65,7 +65,7 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
     verdict by the orchestrator's rule (`classify_run`), as if the client were a container that exited with
     `client_exit_code(summary)`: the same agent bug gets the same status here and under Docker.
     """
-    from harness.orchestrator.failures import classify_run
+    from harness.run.failures import classify_run
     from harness.scoring import write_scores
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite)

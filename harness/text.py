@@ -28,3 +28,9 @@ def printable(text: object) -> str:
     if s.isprintable() and not _BIDI.intersection(s):
         return s
     return "".join(_escape(c) if unicodedata.category(c) == "Cc" or c in _BIDI else c for c in s)
+
+
+def printable_lines(text: object) -> str:
+    """`text` with every line made `printable` (the line breaks kept): for multi-line messages such as an agent's
+    traceback."""
+    return "\n".join(printable(line) for line in str(text).splitlines())

@@ -8,19 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_run_identity import make_task
-
-WITH_OPTIONS = '''
-from harness.client.agent import TextAgent, ReadAction
-
-class WithOptions(TextAgent):
-    @staticmethod
-    def add_args(parser):
-        parser.add_argument("--beam-size", type=int, default=4, help="beams of the decoder")
-
-    def policy(self, states):
-        return ReadAction()
-'''
+from tests.agent_sources import WITH_OPTIONS
+from tests.text_task import make_task
 
 INIT_FAILS = '''
 from harness.client.agent import TextAgent, ReadAction

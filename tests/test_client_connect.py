@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_client_agent_errors import WITH_OPTIONS
+from tests.agent_sources import WITH_OPTIONS
 
 
 class NotOurs(http.server.BaseHTTPRequestHandler):

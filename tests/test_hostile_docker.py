@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from evaluate_data.support import HERE, make_submission, requires_docker
 
 from harness import layout
 from harness.batch.evaluate import EvaluateOptions, evaluate
@@ -30,8 +29,9 @@ from harness.intake.discover import discover
 from harness.run import deadlines
 from harness.run.docker_backend import docker_api
 from harness.runlog import read_statuses
+from tests.evaluate_data.support import HERE, make_submission
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow, requires_docker]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 LIMITS = {"cpus": 1, "memory": "256m", "pids": 64, "shm_size": "16m", "gpus": 0, "instance_timeout_s": 5,
           "idle_timeout_s": 3, "total_timeout_s": 40, "client_log_max_bytes": 20000}

@@ -13,7 +13,7 @@ import yaml
 
 from harness.batch.progress import Progress
 from harness.run import failures
-from harness.text import printable
+from harness.text import printable, printable_lines
 
 ESC_COLOUR = "\x1b[31m"
 ESC_TITLE = "\x1b]0;TITLE\x07"
@@ -30,6 +30,12 @@ def test_printable_escapes_controls_and_keeps_text() -> None:
     assert printable(HOSTILE) == "team\\x1b[31mred\\x1b]0;TITLE\\x07"
     assert printable("día ✓ 中文") == "día ✓ 中文"
     assert printable("a\nb\tc\x9bd\u202ee") == "a\\nb\\tc\\x9bd\\u202ee"
+
+
+def test_multi_line_errors_keep_their_lines_and_escape_the_rest() -> None:
+    text = "agent.py: failed\n  File \"\x1b]0;TITLE\x07agent.py\", line 3\nValueError: \x1b[31mred"
+    assert printable_lines(text).splitlines() == [
+        "agent.py: failed", '  File "\\x1b]0;TITLE\\x07agent.py", line 3', "ValueError: \\x1b[31mred"]
 
 
 def test_progress_lines_escape_folder_names_and_reasons() -> None:
@@ -92,7 +98,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
 def test_a_participant_that_kills_its_local_server_is_a_protocol_violation(tmp_path: Path) -> None:
     """`harness validate --no-docker` (the local backend of `execute_run`): the server's death is the participant's
     failure, not an infra_error, and the participant is stopped once the server is gone."""
-    from evaluate_data.support import make_submission
+    from tests.evaluate_data.support import make_submission
 
     folder = make_submission(tmp_path / "subs", "kills-server", "python3 kill_server.py; sleep 1000")
     (folder / "kill_server.py").write_text(KILL_SERVER, encoding="utf-8")

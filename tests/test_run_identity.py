@@ -13,8 +13,8 @@ from harness import layout
 from harness.client.agent import ReadAction, TextAgent, WriteAction
 from harness.errors import HarnessError
 from harness.joint import joint_run
-
-SOURCES = ["el gato negro", "un perro", "la casa azul grande"]
+from tests.text_task import TWO_SPLIT_SOURCES as SOURCES
+from tests.text_task import make_task
 
 
 class Echo(TextAgent):
@@ -22,24 +22,6 @@ class Echo(TextAgent):
         if not states.source_finished:
             return ReadAction()
         return WriteAction(" ".join(states.source), finished=True)
-
-
-def make_task(root: Path) -> Path:
-    for split in ("dev", "test"):
-        (root / f"{split}.en").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
-        (root / f"{split}.es").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
-    cfg = root / "task.yaml"
-    cfg.write_text("""task: t
-tracks:
-  - name: text-en-es
-    modality: text
-    source_lang: en
-    target_lang: es
-    datasets:
-      dev: {source: dev.en, references: {orig: dev.es}}
-      test: {source: test.en, references: {orig: test.es}}
-""", encoding="utf-8")
-    return cfg
 
 
 def test_dev_run_cannot_be_resumed_as_test(tmp_path: Path) -> None:

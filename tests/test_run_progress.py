@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_run_identity import SOURCES, make_task
+from tests.text_task import TWO_SPLIT_SOURCES as SOURCES
+from tests.text_task import make_task
 
 ECHO = '''
 from harness.client.agent import TextAgent, ReadAction, WriteAction

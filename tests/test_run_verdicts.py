@@ -14,7 +14,7 @@ import pytest
 from harness import layout
 from harness.client.agent import ReadAction, TextAgent, WriteAction
 from harness.joint import joint_run
-from tests.test_run_identity import make_task
+from tests.text_task import make_task
 
 GATE = threading.Event()
 

@@ -26,3 +26,25 @@ tracks:
       dev: {{source: src.en, references: {{orig: orig.es, mono: mono.es}}}}
 {limits}""", encoding="utf-8")
     return cfg
+
+
+TWO_SPLIT_SOURCES = ["el gato negro", "un perro", "la casa azul grande"]
+
+
+def make_task(root: Path) -> Path:
+    """A task with a dev and a test split of the same three sentences (their own references); the config path."""
+    for split in ("dev", "test"):
+        (root / f"{split}.en").write_text("\n".join(TWO_SPLIT_SOURCES) + "\n", encoding="utf-8")
+        (root / f"{split}.es").write_text("\n".join(TWO_SPLIT_SOURCES) + "\n", encoding="utf-8")
+    cfg = root / "task.yaml"
+    cfg.write_text("""task: t
+tracks:
+  - name: text-en-es
+    modality: text
+    source_lang: en
+    target_lang: es
+    datasets:
+      dev: {source: dev.en, references: {orig: dev.es}}
+      test: {source: test.en, references: {orig: test.es}}
+""", encoding="utf-8")
+    return cfg

@@ -12,9 +12,13 @@ from typing import Any
 
 from harness import __version__, layout
 from harness.batch import manifest
-from harness.batch.results import read_json, write_json
 from harness.config import Dataset, TaskConfig, Track
+from harness.errors import HarnessError
 from harness.run import failures
+from harness.runmeta import read_run_meta, update_run_meta
+
+#: keys of run.json that describe how a run ended (cleared when it starts again)
+_OUTCOME_KEYS = ("status", "reason", "partial", "manifest")
 
 
 def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str], *,
@@ -40,14 +44,17 @@ def run_key(image_digest: str, config: TaskConfig, track: Track, dataset: Datase
 
 def finished_run(run: layout.RunDir, key: str) -> dict[str, Any] | None:
     """The `run.json` of a finished run with this key, else None."""
-    prev = read_json(run.run_meta)
+    try:
+        prev = read_run_meta(run)
+    except HarnessError:
+        return None
     return prev if prev and prev.get("content_key") == key and prev.get("finished") else None
 
 
 def mark_started(run: layout.RunDir, key: str) -> None:
-    write_json(run.run_meta, {"content_key": key, "finished": False})
+    update_run_meta(run, {"content_key": key, "finished": False}, remove=_OUTCOME_KEYS)
 
 
 def mark_finished(run: layout.RunDir, key: str, outcome: failures.Outcome, entry: dict[str, Any]) -> None:
-    write_json(run.run_meta, {"content_key": key, "finished": True, "status": outcome.status,
-                              "reason": outcome.reason, "partial": outcome.partial, "manifest": entry})
+    update_run_meta(run, {"content_key": key, "finished": True, "status": outcome.status,
+                          "reason": outcome.reason, "partial": outcome.partial, "manifest": entry})

@@ -2,20 +2,19 @@
 
 `open_evaluation` records it when a run starts and, on `--resume`, refuses a folder that holds something else
 (a dev run resumed as test, changed data, an edited config) with one line naming the folder and what differs.
-Other keys of run.json (the orchestrator's `content_key`, `finished`, ...) are kept: read, merge, replace.
+Other keys of run.json (the batch's `content_key`, `finished`, ...) are kept (`harness.runmeta`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.runmeta import read_run_meta, update_run_meta
 
 IDENTITY_KEY = "identity"
 
@@ -34,19 +33,6 @@ def run_identity(config: TaskConfig, track: Track, dataset_name: str) -> dict[st
     files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
     return {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
             "config_sha256": config.sha256, "data_sha256": {k: _sha256_file(p) for k, p in files.items()}}
-
-
-def read_run_meta(run: layout.RunDir) -> dict[str, Any]:
-    """run.json of a run folder ({} when absent); a HarnessError naming the file when unreadable."""
-    try:
-        data = json.loads(run.run_meta.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise HarnessError(f"{run.run_meta}: unreadable ({exc})") from None
-    if not isinstance(data, dict):
-        raise HarnessError(f"{run.run_meta}: not a JSON object")
-    return data
 
 
 def identity_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -75,9 +61,5 @@ def check_resume(run: layout.RunDir, identity: dict[str, Any]) -> None:
 
 
 def record_identity(run: layout.RunDir, identity: dict[str, Any]) -> None:
-    """Write `identity` into run.json, keeping every other key (written to a temporary file, then replaced)."""
-    meta = read_run_meta(run)
-    meta[IDENTITY_KEY] = identity
-    tmp = run.run_meta.with_name(run.run_meta.name + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, run.run_meta)
+    """Write `identity` into run.json, keeping every other key."""
+    update_run_meta(run, {IDENTITY_KEY: identity})

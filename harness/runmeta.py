@@ -1,0 +1,39 @@
+"""`run.json`, what a run folder is and how its run ended: the one reader and writer of that file.
+
+Two stages keep keys in it: the evaluation server records the run's identity (`harness.server.identity`), the
+batch its resume key and final status (`harness.batch.resume`). Every write reads the file, changes only its own
+keys and replaces the file atomically, so neither stage drops the other's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any
+
+from harness import layout
+from harness.errors import HarnessError
+
+
+def read_run_meta(run: layout.RunDir) -> dict[str, Any]:
+    """run.json of a run folder ({} when absent); a HarnessError naming the file when unreadable."""
+    try:
+        data = json.loads(run.run_meta.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{run.run_meta}: unreadable ({exc})") from None
+    if not isinstance(data, dict):
+        raise HarnessError(f"{run.run_meta}: not a JSON object")
+    return data
+
+
+def update_run_meta(run: layout.RunDir, changes: dict[str, Any], remove: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Set `changes` and drop `remove` in run.json, keeping every other key; the new content."""
+    meta = {k: v for k, v in read_run_meta(run).items() if k not in remove}
+    meta.update(changes)
+    tmp = run.run_meta.with_name(f".{run.run_meta.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, run.run_meta)
+    return meta
