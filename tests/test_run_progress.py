@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.text_task import TWO_SPLIT_SOURCES as SOURCES
 from tests.text_task import make_task
@@ -62,3 +65,17 @@ def test_no_terminal_start_and_end_lines_only(tmp_path: Path) -> None:
     assert lines[0] == f"harness run: decoding {len(SOURCES)} instance(s)"
     assert lines[-1].startswith(f"harness run: {len(SOURCES)} instance(s) decoded") and len(lines) == 2
     assert "\r" not in proc.stderr
+
+
+def test_the_primary_scores_are_printed(tmp_path: Path) -> None:
+    """The echo agent copies the source, and make_task's references are the sources: BLEU 100, and every word is
+    written after the whole sentence was read (LAAL = the mean source length, as scores.json says)."""
+    proc = subprocess.run(_command(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text(encoding="utf-8"))
+    bleu, laal = scores["BLEU"], scores["LAAL"]
+    assert bleu["score"] == pytest.approx(100.0) and laal["score"] == pytest.approx(
+        sum(len(s.split()) for s in SOURCES) / len(SOURCES))
+    assert proc.stdout.splitlines() == [
+        f"BLEU   100.00 points  95% CI [{bleu['ci95'][0]:.2f}, {bleu['ci95'][1]:.2f}]",
+        f"LAAL   {laal['score']:.2f} word  95% CI [{laal['ci95'][0]:.2f}, {laal['ci95'][1]:.2f}]"]

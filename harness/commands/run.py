@@ -35,9 +35,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: {line}", file=sys.stderr)
     print(f"harness run: {summary.decoded} instance(s) decoded ({summary.errors} with errors), "
           f"{summary.actions} actions in {summary.seconds:.2f} s; scores in {scores_path}", file=sys.stderr)
+    for line in primary_score_lines(args.config, args.track, scores_path):
+        print(line)
     outcome = summary.outcome
     if outcome.status != "ok":
         why = f" ({summary.errors} instance(s) failed in the agent)" if summary.errors else ""
         print(f"harness run: run status {outcome.status}: {outcome.reason}{why}", file=sys.stderr)
         return 1
     return 0
+
+
+def primary_score_lines(config: str, track: str | None, scores_path: object) -> list[str]:
+    """The track's primary quality and latency scores, one line each (`BLEU  21.53  95% CI [..]  points`)."""
+    import json
+    from pathlib import Path
+
+    from harness.config import load_config
+
+    primary = load_config(config).track(track)
+    scores = json.loads(Path(str(scores_path)).read_text(encoding="utf-8"))
+    lines = []
+    for name in (primary.primary_quality, primary.primary_latency):
+        rec = scores.get(name)
+        if not isinstance(rec, dict) or rec.get("score") is None:
+            continue
+        ci = rec.get("ci95")
+        interval = f"  95% CI [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+        lines.append(f"{name:<6} {rec['score']:.2f} {rec.get('unit') or ''}{interval}".rstrip())
+    return lines
