@@ -24,13 +24,12 @@ from typing import Any
 import soundfile as sf
 
 from harness import __version__, layout
-from harness.batch.results import write_summary
+from harness.batch.results import finish_results as finish_batch
 from harness.config import load_config
 from harness.data.prepare import LIBRIVOX
 from harness.metrics.stability import final_token_delays
 from harness.runlog import LogWriter, read_records
-from harness.scoring import add_norm_scores, score_run, write_json, write_scores
-from harness.scoring.results import score_results
+from harness.scoring import score_run, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
@@ -212,17 +211,9 @@ def summary_record(sub: str, team: str, system: str, track: str | None, kind: st
 
 
 def finish_results(results: Path, config_path: Path, runs: list[dict[str, Any]]) -> None:
-    """What the batch does after its runs: Norm-Scores against the baseline, summary.json, the results stage."""
-    config = load_config(config_path, check_files=False)
-    for track in config.tracks:
-        base = {r["dataset"]: r for r in runs if r["submission"] == track.baseline and r["scores"]}
-        for r in runs:
-            b = base.get(r["dataset"])
-            if r["track"] == track.name and r["scores"] and b is not None:
-                add_norm_scores(r["scores"], b["scores"], track.baseline)
-                write_scores(layout.ResultsDir(results).run(r["submission"], r["dataset"]).path, r["scores"])
-    write_summary(config, results, runs)
-    score_results(config, results, runs)
+    """What the batch does after its runs (`harness.batch.results.finish_results`): Norm-Scores against the
+    baseline, summary.json, the results stage."""
+    finish_batch(load_config(config_path, check_files=False), results, runs)
 
 
 def build_results(root: Path) -> tuple[Path, Path]:

@@ -8,7 +8,6 @@ timings (build, start-up, run, tear-down).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import platform
@@ -19,15 +18,7 @@ from typing import Any
 
 from harness import __version__
 from harness.config import Dataset, TaskConfig
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from harness.digest import sha256_file
 
 
 def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:

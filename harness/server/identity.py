@@ -7,24 +7,16 @@ Other keys of run.json (the batch's `content_key`, `finished`, ...) are kept (`h
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from harness import layout
 from harness.config import TaskConfig, Track
+from harness.digest import sha256_file
 from harness.errors import HarnessError
 from harness.runmeta import read_run_meta, update_run_meta
 
 IDENTITY_KEY = "identity"
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def run_identity(config: TaskConfig, track: Track, dataset_name: str) -> dict[str, Any]:
@@ -32,7 +24,7 @@ def run_identity(config: TaskConfig, track: Track, dataset_name: str) -> dict[st
     ds = track.dataset(dataset_name)
     files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
     return {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
-            "config_sha256": config.sha256, "data_sha256": {k: _sha256_file(p) for k, p in files.items()}}
+            "config_sha256": config.sha256, "data_sha256": {k: sha256_file(p) for k, p in files.items()}}
 
 
 def identity_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
