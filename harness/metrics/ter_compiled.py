@@ -1,0 +1,109 @@
+"""sacrebleu's TER edit counts from a small C library (ter_shift.c), built with the system C compiler on first use.
+
+The library is compiled once per source version into the user's cache folder (`$HARNESS_CACHE_DIR`, else
+`$XDG_CACHE_HOME/harness`, else `~/.cache/harness`) and loaded with ctypes; no Python package is needed. Where
+no compiler is found, the build fails, or `HARNESS_PURE_TER=1` is set, `library()` returns None and callers use
+the pure-Python path (`harness.metrics.ter_fast.translation_edit_rate`), which gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+__all__ = ["library", "edit_counts"]
+
+SOURCE = Path(__file__).with_name("ter_shift.c")
+_STATE: dict[str, Any] = {}
+
+
+def _cache_dir() -> Path:
+    explicit = os.environ.get("HARNESS_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "harness"
+
+
+def _build(target: Path) -> bool:
+    """Compile SOURCE into `target` (atomically: a temporary file renamed into place); False if it cannot."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return False
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".so.tmp")
+        os.close(fd)
+        proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", tmp, str(SOURCE)], capture_output=True)
+        if proc.returncode != 0:
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, target)
+        return True
+    except OSError:
+        return False
+
+
+def library() -> Any:
+    """The loaded C library (ctypes), or None where it cannot be built or `HARNESS_PURE_TER=1` is set."""
+    if os.environ.get("HARNESS_PURE_TER") == "1":
+        return None
+    if "lib" in _STATE:
+        return _STATE["lib"]
+    lib = None
+    try:
+        digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+        tag = f"{sys.implementation.cache_tag}-{sysconfig.get_platform()}".replace("/", "_")
+        target = _cache_dir() / f"ter_shift-{digest}-{tag}.so"
+        if target.is_file() or _build(target):
+            lib = ctypes.CDLL(str(target))
+            lib.ter_batch.restype = ctypes.c_int64
+            lib.ter_batch.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64, ctypes.c_void_p]
+    except OSError:
+        lib = None
+    _STATE["lib"] = lib
+    return lib
+
+
+def edit_counts(pairs: Sequence[tuple[list[str], list[str]]]) -> list[int] | None:
+    """TER edits (shifts + beam edit distance) of each (hypothesis words, reference words) pair, as sacrebleu's
+    `lib_ter.translation_edit_rate` counts them; None when the library is unavailable or a sentence failed."""
+    import numpy as np
+
+    lib = library()
+    if lib is None:
+        return None
+    if not pairs:
+        return []
+    vocab: dict[str, int] = {}
+    ids = vocab.setdefault
+
+    def flat(seqs: Any) -> tuple[Any, Any]:
+        lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+        off = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+        words = np.fromiter(
+            (ids(w, len(vocab)) for w in chain.from_iterable(seqs)), dtype=np.int32, count=int(off[-1])
+        )
+        return (words if len(words) else np.zeros(1, dtype=np.int32)), off
+
+    hyp, hoff = flat([p[0] for p in pairs])
+    ref, roff = flat([p[1] for p in pairs])
+    out = np.zeros(len(pairs), dtype=np.int64)
+    ptr = ctypes.c_void_p
+    rc = lib.ter_batch(
+        ptr(hyp.ctypes.data), ptr(hoff.ctypes.data), ptr(ref.ctypes.data), ptr(roff.ctypes.data),
+        len(pairs), ptr(out.ctypes.data),
+    )
+    if rc != 0:
+        return None
+    return out.tolist()
