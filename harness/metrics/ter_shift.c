@@ -44,10 +44,10 @@ static int ed_beam(int n, int m, double *ratio) {
     return BEAM_WIDTH;
 }
 
-/* Fill rows start+1..n of the matrix for hypothesis `hyp` (rows 0..start already hold its prefix). */
-static void ed_fill(Ed *e, const int32_t *hyp, int start) {
+/* Fill rows start+1..end of the matrix for hypothesis `hyp` (row start already holds its prefix's row). */
+static void ed_fill(Ed *e, const int32_t *hyp, int start, int end) {
     int n = e->n, m = e->m, w = m + 1;
-    for (int i = start + 1; i <= n; i++) {
+    for (int i = start + 1; i <= end; i++) {
         int diag = (int)(i * e->ratio); /* floor: non-negative */
         int lo = diag - e->beam > 0 ? diag - e->beam : 0;
         int hi = diag + e->beam < m + 1 ? diag + e->beam : m + 1;
@@ -95,6 +95,44 @@ static int ed_trace(const Ed *e, uint8_t *trace) {
     return len;
 }
 
+/* Cells of row i that the beam allows: [lo, hi). */
+static void band(const Ed *e, int i, int *lo, int *hi) {
+    if (i == 0) { *lo = 0; *hi = e->m + 1; return; }
+    int diag = (int)(i * e->ratio);
+    *lo = diag - e->beam > 0 ? diag - e->beam : 0;
+    *hi = diag + e->beam < e->m + 1 ? diag + e->beam : e->m + 1;
+    if (i == e->n) *hi = e->m + 1;
+}
+
+/* back[i][j]: the cheapest way from cell (i, j) to (n, m) through the cells the beam allows, for hypothesis `hyp`
+ * (INF where there is none). The forward distance of a hypothesis that equals `hyp` from position q on is then
+ * min_j forward[q][j] + back[q][j]: every path crosses row q, and the forward matrix is the shortest path through
+ * the same cells (an operation is taken only when strictly cheaper, so its values are exact distances or INF). */
+static void ed_back(const Ed *e, const int32_t *hyp, int64_t *back) {
+    int n = e->n, m = e->m, w = m + 1;
+    for (int64_t c = 0; c < (int64_t)(n + 1) * w; c++) back[c] = INF;
+    int lo, hi;
+    band(e, n, &lo, &hi);
+    int64_t *row = back + (int64_t)n * w;
+    row[m] = 0;
+    for (int j = m - 1; j >= lo; j--) row[j] = row[j + 1] + 1;
+    for (int i = n - 1; i >= 0; i--) {
+        band(e, i, &lo, &hi);
+        int64_t *cur = back + (int64_t)i * w, *nxt = back + (int64_t)(i + 1) * w;
+        int32_t word = hyp[i];
+        for (int j = hi - 1; j >= lo; j--) {
+            int64_t best = INF, c;
+            if (j + 1 <= m && nxt[j + 1] < INF) {
+                c = nxt[j + 1] + (word == e->ref[j] ? 0 : 1);
+                if (c < best) best = c;
+            }
+            if (nxt[j] < INF && nxt[j] + 1 < best) best = nxt[j] + 1;
+            if (j + 1 < hi && cur[j + 1] < INF && cur[j + 1] + 1 < best) best = cur[j + 1] + 1;
+            cur[j] = best;
+        }
+    }
+}
+
 static void perform_shift(const int32_t *w, int n, int start, int length, int target, int32_t *out) {
     int k = 0;
 #define COPY(a, b) for (int q = (a); q < (b); q++) out[k++] = w[q]
@@ -121,20 +159,22 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
     Ed s = e;
     s.cost = malloc(sizeof(int64_t) * cells);
     s.ops = malloc(cells);
+    int64_t *back = malloc(sizeof(int64_t) * cells);
     int32_t *words = malloc(sizeof(int32_t) * (n + 1)), *cand = malloc(sizeof(int32_t) * (n + 1));
     int32_t *best_words = malloc(sizeof(int32_t) * (n + 1));
     uint8_t *trace = malloc(n + m + 2);
     int *align = malloc(sizeof(int) * (m + 1)), *hyp_err = malloc(sizeof(int) * (n + 1));
     int *ref_err = malloc(sizeof(int) * (m + 1));
     int64_t result = -1;
-    if (!e.cost || !e.ops || !s.cost || !s.ops || !words || !cand || !best_words || !trace || !align || !hyp_err ||
+    if (!e.cost || !e.ops || !s.cost || !s.ops || !back || !words || !cand || !best_words || !trace || !align || !hyp_err ||
         !ref_err)
         goto done;
     memcpy(words, hyp_in, sizeof(int32_t) * n);
     for (int j = 0; j <= m; j++) { e.cost[j] = j; e.ops[j] = OP_INS; s.cost[j] = j; s.ops[j] = OP_INS; }
     int shifts = 0, checked = 0;
     for (;;) {
-        ed_fill(&e, words, 0);
+        ed_fill(&e, words, 0, n);
+        ed_back(&e, words, back);
         int64_t pre = e.cost[(int64_t)n * (m + 1) + m];
         int tlen = ed_trace(&e, trace);
         if (tlen < 0) goto done;
@@ -176,17 +216,17 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
                             if (idx == prev) continue;
                             prev = idx;
                             perform_shift(words, n, sh, length, idx, cand);
-                            int p = 0;
+                            int p = 0, q = n, w = m + 1;
                             while (p < n && cand[p] == words[p]) p++;
-                            if (p > 0) {
-                                memcpy(s.cost + (m + 1), e.cost + (m + 1), sizeof(int64_t) * (int64_t)p * (m + 1));
-                                memcpy(s.ops + (m + 1), e.ops + (m + 1), (int64_t)p * (m + 1));
-                            }
-                            int64_t after;
-                            if (p == n) after = pre;
-                            else {
-                                ed_fill(&s, cand, p);
-                                after = s.cost[(int64_t)n * (m + 1) + m];
+                            while (q > p && cand[q - 1] == words[q - 1]) q--;
+                            int64_t after = pre;
+                            if (p < n) { /* rows p+1..q for the candidate, then the unchanged suffix's back rows */
+                                memcpy(s.cost + (int64_t)p * w, e.cost + (int64_t)p * w, sizeof(int64_t) * w);
+                                ed_fill(&s, cand, p, q);
+                                const int64_t *fq = s.cost + (int64_t)q * w, *bq = back + (int64_t)q * w;
+                                after = INF;
+                                for (int j = 0; j < w; j++)
+                                    if (fq[j] < INF && bq[j] < INF && fq[j] + bq[j] < after) after = fq[j] + bq[j];
                             }
                             int64_t gain = pre - after;
                             checked++;
@@ -214,10 +254,10 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
         shifts++;
         memcpy(words, best_words, sizeof(int32_t) * n);
     }
-    ed_fill(&e, words, 0);
+    ed_fill(&e, words, 0, n);
     result = shifts + e.cost[(int64_t)n * (m + 1) + m];
 done:
-    free(e.cost); free(e.ops); free(s.cost); free(s.ops); free(words); free(cand); free(best_words);
+    free(e.cost); free(e.ops); free(s.cost); free(s.ops); free(back); free(words); free(cand); free(best_words);
     free(trace); free(align); free(hyp_err); free(ref_err);
     return result;
 }
