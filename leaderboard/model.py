@@ -18,6 +18,7 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
@@ -237,6 +238,19 @@ class Results:
     invalid: list[Run] = field(default_factory=list)
 
 
+def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
+    """`scores` without `NAME_CA` records unless the run is speech (`harness.metric_registry.CA_MODALITIES`).
+
+    Older scorers (and SimulEval) computed text CA metrics as words plus milliseconds; such a number has no unit,
+    so the site never shows it, whatever an older scores.json holds.
+    """
+    info = scores.get("info") if isinstance(scores.get("info"), dict) else {}
+    speech = info.get("modality") == "speech" or info.get("latency_unit") == "ms"
+    if computation_aware_applies(speech):
+        return scores
+    return {k: v for k, v in scores.items() if not k.partition("@")[0].endswith("_CA")}
+
+
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     where = f"{root / 'summary.json'}: runs[{i}]"
     if not isinstance(raw, dict):
@@ -252,6 +266,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
         scores = read_json(layout.RunDir(run_dir).scores, "scores.json")
+    scores = _without_text_ca(scores)
     manifest_path = layout.SubmissionDir(root / sub).manifest if run_dir else None
     manifest = read_json(manifest_path, "manifest.json") if manifest_path and manifest_path.is_file() else {}
     slug = slugify(f"{sub}-{ds}")

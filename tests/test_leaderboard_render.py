@@ -123,8 +123,9 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
     # paired bootstrap against the best complete run, as the scoring stage computes it
     page = (site / "runs" / "flicker-retrans-test" / "index.html").read_text(encoding="utf-8")
     scores = json.loads((results / "flicker-retrans" / "test" / "scores.json").read_text(encoding="utf-8"))
-    for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
+    for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU"):
         assert f">{key}</abbr>" in page
+    assert "_CA</abbr>" not in page  # a text track: no computation-aware metrics
     assert scores["BLEU@mono"]["signature"] in page
     assert "decoded 10 instances" in page  # client.log tail
     assert "harness version" in page and "config sha256" in page
@@ -196,7 +197,7 @@ def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
     results, _ = fixture_results
     scores_file = results / "lab-a-wait3" / "test" / "instance_scores.jsonl"
     rows = [json.loads(x) for x in scores_file.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" in r for r in rows)
+    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" not in r for r in rows)  # text: no CA
     run_page = (site / "runs" / "lab-a-wait3-test" / "index.html").read_text(encoding="utf-8")
     for row in rows:
         inst = (site / "runs" / "lab-a-wait3-test" / "instances" / f"{row['index']}.html").read_text(encoding="utf-8")
