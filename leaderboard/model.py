@@ -294,7 +294,8 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
 
 
 def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
-    """Index columns: configured quality and latency metrics, the CA primary latency, NE and Norm-Scores."""
+    """Index columns: primary quality, primary latency (and its CA variant), then the other configured quality and
+    latency metrics, NE and Norm-Scores."""
     kind = lambda k: catalog.describe(k).kind  # noqa: E731
     present: list[str] = []
     for r in runs:
@@ -314,7 +315,10 @@ def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Ca
     if f"{pl}_CA" in present:
         latency.insert(latency.index(pl) + 1 if pl in latency else 0, f"{pl}_CA")
     extra = [k for k in present if "@" not in k and kind(k) in ("stability", "norm")]
-    return [k for k in quality + latency + extra if k in present] or [pq]
+    # the primary quality and latency (and its CA variant) first: on a narrow screen they are the columns in view
+    primaries = [k for k in (pq, pl, f"{pl}_CA") if k in quality + latency]
+    rest = [k for k in quality + latency + extra if k not in primaries]
+    return [k for k in primaries + rest if k in present] or [pq]
 
 
 def _significance_file(root: Path, track: str, dataset: str) -> dict[str, Any]:
