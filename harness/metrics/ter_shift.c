@@ -54,10 +54,11 @@ static void ed_fill(Ed *e, const int32_t *hyp, int start, int end) {
         if (i == n) hi = m + 1;
         int64_t *pc = e->cost + (int64_t)(i - 1) * w, *cc = e->cost + (int64_t)i * w;
         uint8_t *co = e->ops + (int64_t)i * w;
-        for (int j = 0; j < w; j++) {
-            cc[j] = INF;
-            co[j] = OP_UNDEF;
-        }
+        /* cells outside the band stay INF/undefined; only those the next row can read need writing: the one left
+           of the band and those right of it up to the next row's band end (the diagonal moves by < ratio + 1) */
+        if (lo > 0) { cc[lo - 1] = INF; co[lo - 1] = OP_UNDEF; }
+        int stale_end = hi + (int)e->ratio + 2 < w ? hi + (int)e->ratio + 2 : w;
+        for (int j = hi; j < stale_end; j++) { cc[j] = INF; co[j] = OP_UNDEF; }
         int32_t word = hyp[i - 1];
         for (int j = lo; j < hi; j++) {
             if (j == 0) {
