@@ -1,9 +1,10 @@
 """sacrebleu's TER edit counts from a small C library (ter_shift.c), built with the system C compiler on first use.
 
-The library is compiled once per source version into the user's cache folder (`$HARNESS_CACHE_DIR`, else
-`$XDG_CACHE_HOME/harness`, else `~/.cache/harness`) and loaded with ctypes; no Python package is needed. Where
-no compiler is found, the build fails, or `HARNESS_PURE_TER=1` is set, `library()` returns None and callers use
-the pure-Python path (`harness.metrics.ter_fast.translation_edit_rate`), which gives the same numbers.
+The library is compiled once per source version into the harness's cache folder (`$HARNESS_CACHE`, else
+`~/.cache/harness`, as the wheelhouse; a per-user temporary folder where that is not writable) and loaded with
+ctypes; no Python package is needed. Where no compiler is found, the build fails, or `HARNESS_PURE_TER=1` is set,
+`library()` returns None and callers use the pure-Python path (`harness.metrics.ter_fast.translation_edit_rate`),
+which gives the same numbers.
 """
 
 from __future__ import annotations
@@ -27,12 +28,10 @@ SOURCE = Path(__file__).with_name("ter_shift.c")
 _STATE: dict[str, Any] = {}
 
 
-def _cache_dir() -> Path:
-    explicit = os.environ.get("HARNESS_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "harness"
+def _cache_dirs() -> list[Path]:
+    explicit = os.environ.get("HARNESS_CACHE")
+    first = Path(explicit) if explicit else Path.home() / ".cache" / "harness"
+    return [first, Path(tempfile.gettempdir()) / f"harness-{os.getuid() if hasattr(os, 'getuid') else 'user'}"]
 
 
 def _build(target: Path) -> bool:
@@ -68,9 +67,12 @@ def library() -> Any:
     try:
         digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
         tag = f"{sys.implementation.cache_tag}-{sysconfig.get_platform()}".replace("/", "_")
-        target = _cache_dir() / f"ter_shift-{digest}-{tag}.so"
-        if target.is_file() or _build(target):
-            lib = ctypes.CDLL(str(target))
+        for folder in _cache_dirs():
+            target = folder / f"ter_shift-{digest}-{tag}.so"
+            if target.is_file() or _build(target):
+                lib = ctypes.CDLL(str(target))
+                break
+        if lib is not None:
             lib.ter_batch.restype = ctypes.c_int64
             lib.ter_batch.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64, ctypes.c_void_p]
     except OSError:
