@@ -288,8 +288,12 @@ def _fast_chrf_stats(hypotheses: Sequence[str], references: Sequence[Sequence[st
     lines = list(map("".join, map(str.split, [*hypotheses, *references[0]])))
     lens = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
     codes = np.frombuffer("".join(lines).encode("utf-32-le"), dtype=np.uint32)
-    chars, ids = np.unique(codes, return_inverse=True)
-    matches = _ngram_matches(ids.reshape(-1).astype(np.int64), lens, n, 2, len(chars), CHRF_CHAR_ORDER)
+    from harness.metrics.native import chrf_match_counts
+
+    matches = chrf_match_counts(codes, lens, n, CHRF_CHAR_ORDER)  # compiled; else the numpy sort path
+    if matches is None:
+        chars, ids = np.unique(codes, return_inverse=True)
+        matches = _ngram_matches(ids.reshape(-1).astype(np.int64), lens, n, 2, len(chars), CHRF_CHAR_ORDER)
     orders = np.arange(1, CHRF_CHAR_ORDER + 1)[None, :]
     ref_count = np.maximum(lens[n:, None] - orders + 1, 0)
     hyp_count = np.where(ref_count > 0, np.maximum(lens[:n, None] - orders + 1, 0), 0)
@@ -308,7 +312,7 @@ def sentence_stats(metric: Any, name: str, tokenizer: str, hyps: list[str], refs
     (TER with the compiled library in this process)."""
     import os
 
-    from harness.metrics.ter_compiled import library
+    from harness.metrics.native import library
 
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
     compiled = name == "TER" and library() is not None  # one C call for all sentences: no worker processes

@@ -129,12 +129,12 @@ def translation_edit_rate(words_hyp: list[str], words_ref: list[str]) -> tuple[i
 class FastTER(TER):
     """sacrebleu's TER metric (same settings, statistics and signature) on compiled or faster edit counting.
 
-    The corpus statistics of all sentences come from one call into the C library (`harness.metrics.ter_compiled`);
+    The corpus statistics of all sentences come from one call into the C library (`harness.metrics.native`);
     where it is unavailable, sentence by sentence from `translation_edit_rate` above. Both equal sacrebleu's.
     """
 
     def _extract_corpus_statistics(self, hypotheses: Any, references: Any) -> Any:
-        from harness.metrics.ter_compiled import edit_counts
+        from harness.metrics.native import edit_counts
 
         if references:
             ref_cache = self._cache_references(references)

@@ -1,6 +1,6 @@
 /* sacrebleu's TER (lib_ter.translation_edit_rate) on integer word ids: same costs, beam, tie order, shift rules.
  *
- * Compiled on first use by harness/metrics/ter_compiled.py and called through ctypes. Every rule mirrors
+ * Compiled on first use by harness/metrics/native.py and called through ctypes. Every rule mirrors
  * sacrebleu 2.x lib_ter.py:
  *   - beam edit distance: beam 25 around the pseudo-diagonal floor(i * m / n) (wider for very unequal lengths),
  *     the last row full width, cells start at (INF, undefined) and take an operation only when strictly cheaper,

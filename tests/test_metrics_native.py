@@ -1,4 +1,4 @@
-"""The compiled TER (ter_shift.c through ctypes) counts exactly sacrebleu's edits; the pure path is the fallback.
+"""The compiled TER and chrF helpers (ter_shift.c, chrf_ngrams.c through ctypes) equal sacrebleu; pure paths remain.
 
 Equality with `sacrebleu.metrics.lib_ter.translation_edit_rate` on hypothesis-generated word lists (small
 vocabularies make many equal words, so many shift candidates and ties), on the shift search's edge cases (empty
@@ -17,14 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import TER, lib_ter
 
-from harness.metrics import ter_compiled
+from harness.metrics import native
 from harness.metrics.bootstrap import Resamples
 from harness.metrics.quality import fast_bleu_stats, fast_chrf_stats, make_metric
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=45)
 
-pytestmark = pytest.mark.skipif(ter_compiled.library() is None, reason="no C compiler: the pure path is used")
+pytestmark = pytest.mark.skipif(native.library() is None, reason="no C compiler: the pure path is used")
 
 
 def _sacrebleu(pairs: list[tuple[list[str], list[str]]]) -> list[int]:
@@ -34,7 +34,7 @@ def _sacrebleu(pairs: list[tuple[list[str], list[str]]]) -> list[int]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=4))
 def test_edits_equal_sacrebleu_on_generated_words(pairs) -> None:
-    assert ter_compiled.edit_counts(pairs) == _sacrebleu(pairs)
+    assert native.edit_counts(pairs) == _sacrebleu(pairs)
 
 
 def _edge_cases() -> list[tuple[list[str], list[str]]]:
@@ -61,7 +61,7 @@ def _edge_cases() -> list[tuple[list[str], list[str]]]:
 
 def test_edits_equal_sacrebleu_on_shift_edge_cases() -> None:
     cases = _edge_cases()
-    assert ter_compiled.edit_counts(cases) == _sacrebleu(cases)
+    assert native.edit_counts(cases) == _sacrebleu(cases)
 
 
 def test_real_apertium_output_scores_signatures_and_statistics_equal_sacrebleu() -> None:
@@ -79,15 +79,15 @@ def test_pure_path_is_used_without_the_library(monkeypatch) -> None:
     recs = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()][:8]
     hyps, refs = [r["prediction"] for r in recs], [r["reference"] for r in recs]
     compiled = make_metric("TER")._extract_corpus_statistics(hyps, [refs])
-    monkeypatch.setenv("HARNESS_PURE_TER", "1")
-    assert ter_compiled.library() is None and ter_compiled.edit_counts([(["a"], ["a"])]) is None
+    monkeypatch.setenv("HARNESS_NO_NATIVE", "1")
+    assert native.library() is None and native.edit_counts([(["a"], ["a"])]) is None
     assert make_metric("TER")._extract_corpus_statistics(hyps, [refs]) == compiled
 
 
 def test_library_is_rebuilt_where_the_cache_is_empty(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
-    monkeypatch.setattr(ter_compiled, "_STATE", {})
-    assert ter_compiled.edit_counts([(["a", "b"], ["b", "a"])]) == [1]  # one shift
+    monkeypatch.setattr(native, "_STATE", {})
+    assert native.edit_counts([(["a", "b"], ["b", "a"])]) == [1]  # one shift
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".so"]
 
 
@@ -113,3 +113,24 @@ def test_block_statistics_equal_one_pass(monkeypatch) -> None:
     assert len(quality._blocks(hyps, [refs])) > 10
     assert (fast_bleu_stats(hyps, [refs], "13a") == whole_bleu).all()
     assert (fast_chrf_stats(hyps, [refs]) == whole_chrf).all()
+
+
+def test_chrf_matches_equal_the_numpy_path_and_sacrebleu(monkeypatch) -> None:
+    import numpy as np
+    from sacrebleu.metrics import CHRF
+
+    from harness.metrics import quality
+
+    recs = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
+    hyps, refs = [r["prediction"] for r in recs], [r["reference"] for r in recs]
+    rng = random.Random(5)  # tiny alphabets repeat n-grams; empty sides; characters beyond the BMP
+    for _ in range(80):
+        hyps.append("".join(rng.choice("ab c") for _ in range(rng.randint(0, 30))))
+        refs.append("".join(rng.choice("ab c") for _ in range(rng.randint(0, 30))))
+    hyps += ["ñandú 🙂 x", "", "a"]
+    refs += ["ñandú 🙂 y", "abc", ""]
+    compiled = quality.fast_chrf_stats(hyps, [refs])
+    assert (compiled == np.array(CHRF()._extract_corpus_statistics(hyps, [refs]))).all()
+    monkeypatch.setenv("HARNESS_NO_NATIVE", "1")
+    assert native.chrf_match_counts(np.zeros(1, dtype=np.uint32), [0, 0], 1, 6) is None
+    assert (quality.fast_chrf_stats(hyps, [refs]) == compiled).all()

@@ -1,8 +1,9 @@
-"""sacrebleu's TER edit counts from a small C library (ter_shift.c), built with the system C compiler on first use.
+"""Compiled helpers for sacrebleu's TER and chrF (ter_shift.c, chrf_ngrams.c), built with the system C compiler
+on first use: TER edit counts and chrF character n-gram matches, both equal to sacrebleu's.
 
 The library is compiled once per source version into the harness's cache folder (`$HARNESS_CACHE`, else
 `~/.cache/harness`, as the wheelhouse; a per-user temporary folder where that is not writable) and loaded with
-ctypes; no Python package is needed. Where no compiler is found, the build fails, or `HARNESS_PURE_TER=1` is set,
+ctypes; no Python package is needed. Where no compiler is found, the build fails, or `HARNESS_NO_NATIVE=1` is set,
 `library()` returns None and callers use the pure-Python path (`harness.metrics.ter_fast.translation_edit_rate`),
 which gives the same numbers.
 """
@@ -22,9 +23,9 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
-__all__ = ["library", "edit_counts"]
+__all__ = ["library", "edit_counts", "chrf_match_counts"]
 
-SOURCE = Path(__file__).with_name("ter_shift.c")
+SOURCES = [Path(__file__).with_name("ter_shift.c"), Path(__file__).with_name("chrf_ngrams.c")]
 _STATE: dict[str, Any] = {}
 
 
@@ -35,7 +36,7 @@ def _cache_dirs() -> list[Path]:
 
 
 def _build(target: Path) -> bool:
-    """Compile SOURCE into `target` (atomically: a temporary file renamed into place); False if it cannot."""
+    """Compile SOURCES into `target` (atomically: a temporary file renamed into place); False if it cannot."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         return False
@@ -43,7 +44,7 @@ def _build(target: Path) -> bool:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".so.tmp")
         os.close(fd)
-        proc = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", tmp, str(SOURCE)], capture_output=True)
+        proc = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", tmp, *map(str, SOURCES)], capture_output=True)
         if proc.returncode != 0:
             os.unlink(tmp)
             return False
@@ -58,23 +59,25 @@ def _cores() -> int:
 
 
 def library() -> Any:
-    """The loaded C library (ctypes), or None where it cannot be built or `HARNESS_PURE_TER=1` is set."""
-    if os.environ.get("HARNESS_PURE_TER") == "1":
+    """The loaded C library (ctypes), or None where it cannot be built or `HARNESS_NO_NATIVE=1` is set."""
+    if os.environ.get("HARNESS_NO_NATIVE") == "1":
         return None
     if "lib" in _STATE:
         return _STATE["lib"]
     lib = None
     try:
-        digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:16]
         tag = f"{sys.implementation.cache_tag}-{sysconfig.get_platform()}".replace("/", "_")
         for folder in _cache_dirs():
-            target = folder / f"ter_shift-{digest}-{tag}.so"
+            target = folder / f"harness-native-{digest}-{tag}.so"
             if target.is_file() or _build(target):
                 lib = ctypes.CDLL(str(target))
                 break
         if lib is not None:
             lib.ter_batch.restype = ctypes.c_int64
             lib.ter_batch.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64, ctypes.c_void_p]
+            lib.chrf_matches.restype = ctypes.c_int64
+            lib.chrf_matches.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64, ctypes.c_int, ctypes.c_void_p]
     except OSError:
         lib = None
     _STATE["lib"] = lib
@@ -125,3 +128,25 @@ def edit_counts(pairs: Sequence[tuple[list[str], list[str]]]) -> list[int] | Non
     if rc != 0:
         return None
     return out.tolist()
+
+
+def chrf_match_counts(codes: Any, lens: Any, n: int, max_order: int) -> Any:
+    """(n, max_order) character n-gram matches of each hypothesis against its reference, or None without the library.
+
+    `codes` are the code points (uint32) of the n hypotheses then the n references, concatenated, `lens` their
+    lengths; a match of order k is the hypothesis count of a k-gram clipped by its reference count.
+    """
+    import numpy as np
+
+    lib = library()
+    if lib is None:
+        return None
+    codes = np.ascontiguousarray(codes, dtype=np.uint32)
+    if not len(codes):
+        codes = np.zeros(1, dtype=np.uint32)
+    off = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    out = np.zeros((n, max_order), dtype=np.int64)
+    ptr = ctypes.c_void_p
+    rc = lib.chrf_matches(ptr(codes.ctypes.data), ptr(off.ctypes.data), ptr(codes.ctypes.data),
+                          ptr(off.ctypes.data + 8 * n), n, max_order, ptr(out.ctypes.data))
+    return out if rc == 0 else None
