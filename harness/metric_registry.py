@@ -27,6 +27,7 @@ __all__ = [
     "unit_of",
     "describe_key",
     "function_of",
+    "computation_aware_applies",
 ]
 
 HIGHER, LOWER = "higher", "lower"
@@ -95,8 +96,21 @@ REGISTRY: dict[str, MetricSpec] = {
                    "references.", "both", False, "harness.metrics.quality:norm_score"),
     )
 }
+#: sources whose runs get `NAME_CA` metrics. Speech only, as in the SimulEval paper: for speech, delays and
+#: elapsed times are both milliseconds, so a CA delay is the source audio read plus the computation time. For text,
+#: delays are words (or characters) and SimulEval's text `elapsed` adds milliseconds of computation to them, a
+#: sum with no unit (an AL_CA of 971 "words" for a 35-word source); text tracks report no CA metrics at all.
+CA_MODALITIES = ("speech",)
+
+
+def computation_aware_applies(speech: bool) -> bool:
+    """Whether a run of this modality gets computation-aware (`NAME_CA`) metrics (speech only)."""
+    return ("speech" if speech else "text") in CA_MODALITIES
+
+
 SET_NOTE = {"multi": "all reference sets together (multi-reference)"}
-CA_NOTE = " Computation-aware: measured on wall-clock elapsed time, so slow systems pay for computing."
+CA_NOTE = (" Computation-aware (speech only): milliseconds of source audio read plus the system's wall-clock "
+           "computation time, so slow systems pay for computing.")
 
 
 def names(kind: str) -> tuple[str, ...]:

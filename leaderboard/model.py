@@ -18,6 +18,7 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
@@ -237,6 +238,19 @@ class Results:
     invalid: list[Run] = field(default_factory=list)
 
 
+def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
+    """`scores` without `NAME_CA` records unless the run is speech (`harness.metric_registry.CA_MODALITIES`).
+
+    Older scorers (and SimulEval) computed text CA metrics as words plus milliseconds; such a number has no unit,
+    so the site never shows it, whatever an older scores.json holds.
+    """
+    info = scores.get("info") if isinstance(scores.get("info"), dict) else {}
+    speech = info.get("modality") == "speech" or info.get("latency_unit") == "ms"
+    if computation_aware_applies(speech):
+        return scores
+    return {k: v for k, v in scores.items() if not k.partition("@")[0].endswith("_CA")}
+
+
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     where = f"{layout.ResultsDir(root).summary}: runs[{i}]"
     if not isinstance(raw, dict):
@@ -252,6 +266,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
         scores = read_json(layout.RunDir(run_dir).scores, "scores")
+    scores = _without_text_ca(scores)
     manifest_path = layout.SubmissionDir(root / sub).manifest if run_dir else None
     manifest = read_json(manifest_path, "manifest") if manifest_path and manifest_path.is_file() else {}
     slug = slugify(f"{sub}-{ds}")
@@ -279,7 +294,8 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
 
 
 def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
-    """Index columns: configured quality and latency metrics, the CA primary latency, NE and Norm-Scores."""
+    """Index columns: primary quality, primary latency (and its CA variant), then the other configured quality and
+    latency metrics, NE and Norm-Scores."""
     kind = lambda k: catalog.describe(k).kind  # noqa: E731
     present: list[str] = []
     for r in runs:
@@ -299,7 +315,10 @@ def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Ca
     if f"{pl}_CA" in present:
         latency.insert(latency.index(pl) + 1 if pl in latency else 0, f"{pl}_CA")
     extra = [k for k in present if "@" not in k and kind(k) in ("stability", "norm")]
-    return [k for k in quality + latency + extra if k in present] or [pq]
+    # the primary quality and latency (and its CA variant) first: on a narrow screen they are the columns in view
+    primaries = [k for k in (pq, pl, f"{pl}_CA") if k in quality + latency]
+    rest = [k for k in quality + latency + extra if k not in primaries]
+    return [k for k in primaries + rest if k in present] or [pq]
 
 
 def _significance_file(root: Path, track: str, dataset: str) -> dict[str, Any]:

@@ -34,12 +34,16 @@ def pareto_front(points: list[Point], higher_is_better: bool) -> list[Point]:
     return front
 
 
-def team_curves(points: list[Point]) -> dict[str, list[Point]]:
-    """Teams with several scored runs (latency settings), each as a curve by increasing latency."""
-    by_team: dict[str, list[Point]] = {}
+def system_curves(points: list[Point]) -> dict[tuple[str, str], list[Point]]:
+    """Systems with several scored runs (its latency settings), each as a curve by increasing latency.
+
+    A system is a team AND a system name: two different systems of one team are never joined. A run without a
+    system name is a system of its own (its submission id), so it is joined to nothing.
+    """
+    by_system: dict[tuple[str, str], list[Point]] = {}
     for p in points:
-        by_team.setdefault(p.run.team, []).append(p)
-    return {t: sorted(ps, key=lambda p: p.x) for t, ps in by_team.items() if len(ps) > 1}
+        by_system.setdefault((p.run.team, p.run.system or f"\0{p.run.submission}"), []).append(p)
+    return {k: sorted(ps, key=lambda p: p.x) for k, ps in by_system.items() if len(ps) > 1}
 
 
 def _unit(board: Board) -> str:
@@ -47,7 +51,7 @@ def _unit(board: Board) -> str:
 
 
 def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
-    """Scatter of primary quality against primary latency with Pareto front, regimes and team curves."""
+    """Scatter of primary quality against primary latency with Pareto front, regimes and system curves."""
     pq, pl = board.primary_quality, board.primary_latency
     points = [Point(r, r.score(pl), r.score(pq)) for r in board.scored if r.score(pl) is not None]  # type: ignore[arg-type]
     if not points:
@@ -101,9 +105,11 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
     for p in front:  # a ring marks every point of the front (also when the front is a single point)
         parts.append(el("circle", cx=sx(p.x), cy=sy(p.y), r=10.0, fill="none", stroke="#1f2933", stroke_width=1.2,
                         stroke_dasharray="3 2", class_="pareto-point"))
-    for team, curve in team_curves(points).items():
+    curves = system_curves(points)
+    for (team, system), curve in curves.items():
         pts = " ".join(f"{fmt(sx(p.x))},{fmt(sy(p.y))}" for p in curve)
-        parts.append(el("polyline", points=pts, fill="none", stroke=color[team], stroke_width=2, class_="team-curve"))
+        parts.append(el("polyline", el("title", _esc(f"{team} / {system}: latency settings")), points=pts,
+                        fill="none", stroke=color[team], stroke_width=2, class_="system-curve"))
     on_front = {id(p) for p in front}
     for p in points:
         ci = p.run.ci(pq)
@@ -150,8 +156,8 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
                                                  for p in front) + ". "
             + (("Shaded latency regimes: " + ", ".join(f"{g.name} up to {g.max_latency:g}" for g in regimes) + ". ")
                if regimes else "")
-            + (("Teams with several latency settings drawn as curves: "
-                + ", ".join(team_curves(points)) + ".") if team_curves(points) else ""))
+            + (("Systems with several latency settings drawn as curves: "
+                + ", ".join(f"{t} {s}" for t, s in curves) + ".") if curves else ""))
     return document(W, H, title, desc, "".join(parts), f"plot-{board.slug}", "plot")
 
 

@@ -166,9 +166,9 @@ tracks:
 # submission id, team, system, kind, baseline, track, policy, k
 TEXT_RUNS = [
     ("organizers-offline", "Organizers", "offline", "primary", True, "offline", 0),
-    ("lab-a-wait1", "Lab A", "wait-1", "contrastive", False, "wait-k", 1),
-    ("lab-a-wait3", "Lab A", "wait-3", "primary", False, "wait-k", 3),
-    ("lab-a-wait5", "Lab A", "wait-5", "contrastive", False, "wait-k", 5),
+    ("lab-a-wait1", "Lab A", "wait-k", "contrastive", False, "wait-k", 1),  # one system, three latency settings
+    ("lab-a-wait3", "Lab A", "wait-k", "primary", False, "wait-k", 3),
+    ("lab-a-wait5", "Lab A", "wait-k", "contrastive", False, "wait-k", 5),
     ("flicker-retrans", "Flicker", "re-translation", "primary", False, "retranslation", 0),
     ("tag-team-wait2", XSS_TEAM, "wait-2 <b>echo</b>", "primary", False, "wait-k", 2),
 ]

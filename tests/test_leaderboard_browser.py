@@ -190,3 +190,33 @@ def test_screenshots_of_index_submission_and_instance(served: str, driver: webdr
         assert driver.save_screenshot(str(target)) and target.stat().st_size > 10_000
         driver.set_window_size(1366, 1000)
     assert len({(ARTIFACTS / name).read_bytes() for name in shots}) == len(shots)  # four pages, four pictures
+
+
+PHONE = (420, 900)
+
+
+def test_phone_width_shows_primary_columns_and_readable_plot(served: str, driver: webdriver.Chrome) -> None:
+    """At 420 px: rank, submission, BLEU and LAAL in view without scrolling; plot labels >= 11 px; no overflow."""
+    driver.set_window_size(*PHONE)
+    try:
+        _load(driver, served, "index.html")
+        width = driver.execute_script("return window.innerWidth")
+        assert width <= PHONE[0]
+        table = driver.find_elements(By.CSS_SELECTOR, "table.ranking")[0]
+        heads = table.find_elements(By.CSS_SELECTOR, "thead th")
+        texts = [h.text for h in heads]
+        for name in ("#", "Submission", "BLEU", "LAAL"):
+            th = next(h for h, t in zip(heads, texts, strict=True) if t == name or t.startswith(name + " "))
+            rect = driver.execute_script("return arguments[0].getBoundingClientRect().toJSON()", th)
+            assert 0 <= rect["left"] and rect["right"] <= width, (name, rect, width)
+        sizes = driver.execute_script(
+            "return Array.from(document.querySelectorAll('svg.plot text')).map(t => {"
+            " const m = t.getScreenCTM();"  # rendered size: CSS font size times the plot's scale (rotation-free)
+            " return [parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b), t.textContent]; })")
+        assert sizes and min(sizes)[0] >= 11, sorted(sizes)[:5]
+        overflow = driver.execute_script("return document.documentElement.scrollWidth")
+        assert overflow <= width, f"the page is {overflow} px wide in a {width} px window"
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "leaderboard-index-420px.png"))
+    finally:
+        driver.set_window_size(1366, 1000)

@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.config import load_config
 from harness.runlog.reader import validate_record
 from leaderboard.model import load_results, slugify
-from leaderboard.plots import Point, pareto_front
+from leaderboard.plots import Point, pareto_front, quality_latency_svg
 from leaderboard.render import render_site
 from tests.leaderboard_fixture import HARNESS_RUNS, SPEECH_RUNS, TEXT_RUNS, XSS_TEAM, XSS_TEXT
 
@@ -124,8 +124,9 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
     # paired bootstrap against the best complete run, as the scoring stage computes it
     page = (site / "runs" / "flicker-retrans-test" / "index.html").read_text(encoding="utf-8")
     scores = json.loads((results / "flicker-retrans" / "test" / "scores.json").read_text(encoding="utf-8"))
-    for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU", "LAAL_CA"):
+    for key in ("BLEU", "BLEU@mono", "BLEU@multi", "NE", "NormBLEU"):
         assert f">{key}</abbr>" in page
+    assert "_CA</abbr>" not in page  # a text track: no computation-aware metrics
     assert scores["BLEU@mono"]["signature"] in page
     assert "decoded 10 instances" in page  # client.log tail
     assert "harness version" in page and "config sha256" in page
@@ -140,16 +141,39 @@ def test_submission_page_shows_scores_signatures_significance_and_log(site: Path
     assert 'class="badge b-partial"' in partial and 'class="badge b-failed"' in partial
 
 
-def test_plot_has_alt_text_pareto_front_regimes_and_team_curves(site: Path,
-                                                                fixture_results: tuple[Path, Path]) -> None:
+def test_plot_has_alt_text_pareto_front_regimes_and_system_curves(site: Path,
+                                                                  fixture_results: tuple[Path, Path]) -> None:
     html = (site / "index.html").read_text(encoding="utf-8")
     svg = re.search(r'<svg id="plot-text-en-es-test".*?</svg>', html, re.S)
     assert svg
     s = svg.group(0)
     assert 'role="img"' in s and "<desc" in s and "Pareto front:" in s
     assert s.count('class="regime"') == 2 and 'class="pareto-point"' in s
-    teams = [r["team"] for r in _summary(fixture_results[0])["runs"] if r["track"] == "text-en-es" and r["scores"]]
-    assert s.count('class="team-curve"') == len({t for t in teams if teams.count(t) > 1}) >= 1
+    systems = [(r["team"], r["system"]) for r in _summary(fixture_results[0])["runs"]
+               if r["track"] == "text-en-es" and r["scores"]]
+    assert s.count('class="system-curve"') == len({t for t in systems if systems.count(t) > 1}) >= 1
+
+
+def test_plot_joins_latency_settings_of_one_system_only(tmp_path: Path) -> None:
+    """Two systems of one team are two curves' worth of points, never one line through both."""
+    def run(sub: str, system: str, laal: float, bleu: float) -> dict:
+        scores = {"BLEU": {"score": bleu, "kind": "quality", "direction": "higher", "unit": "points",
+                           "definition": "B"},
+                  "LAAL": {"score": laal, "kind": "latency", "direction": "lower", "unit": "word",
+                           "definition": "L"},
+                  "info": {"latency_unit": "word", "modality": "text"}}
+        return {"submission": sub, "team": "Lab", "system": system, "dataset": "test", "status": "ok", "track": "t",
+                "scores": scores}
+
+    runs = [run("lab-k2", "wait-k", 2.0, 10.0), run("lab-k4", "wait-k", 4.0, 14.0),
+            run("lab-big", "big model", 3.0, 20.0), run("lab-small", "small model", 5.0, 12.0)]
+    (tmp_path / "summary.json").write_text(json.dumps({"runs": runs}), encoding="utf-8")
+    svg = quality_latency_svg(load_results(tmp_path).boards[0])
+    assert svg is not None
+    lines = re.findall(r'<polyline[^>]*class="system-curve"[^>]*>', svg)
+    assert len(lines) == 1  # wait-k's two settings; "big model" and "small model" are not joined
+    assert len(re.search(r'points="([^"]*)"', lines[0]).group(1).split()) == 2
+    assert "drawn as curves: Lab wait-k." in svg
 
 
 def test_pareto_front_is_exactly_the_non_dominated_runs(fixture_results: tuple[Path, Path]) -> None:
@@ -197,7 +221,7 @@ def test_pages_show_the_per_instance_metrics_the_scoring_stage_wrote(site: Path,
     results, _ = fixture_results
     scores_file = results / "lab-a-wait3" / "test" / "instance_scores.jsonl"
     rows = [json.loads(x) for x in scores_file.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" in r for r in rows)
+    assert len(rows) == 10 and all(r["LAAL"] is not None and "LAAL_CA" not in r for r in rows)  # text: no CA
     run_page = (site / "runs" / "lab-a-wait3-test" / "index.html").read_text(encoding="utf-8")
     for row in rows:
         inst = (site / "runs" / "lab-a-wait3-test" / "instances" / f"{row['index']}.html").read_text(encoding="utf-8")
@@ -219,3 +243,23 @@ def test_fixture_records_follow_the_instances_log_format(fixture_results: tuple[
             assert validate_record(json.loads(line), f"{log}:{n}") is None
     retrans = [json.loads(x) for x in (results / "flicker-retrans/test/instances.log").read_text().splitlines()]
     assert any(len(r["revisions"]) > 1 for r in retrans)
+
+
+def test_failed_run_page_opens_with_its_reason_and_has_no_empty_sections(site: Path) -> None:
+    page = (site / "runs" / "broken-build-test" / "index.html").read_text(encoding="utf-8")
+    main_html = page.split("<main", 1)[1]
+    first_section = main_html[main_html.index("<section"):main_html.index("</section>")]
+    assert 'class="failure-reason"' in first_section
+    assert "Dockerfile line 3: COPY failed: file not found: model.bin" in first_section
+    assert "build error:" in first_section
+    assert "Significance" not in page and ">Scores<" not in page  # no empty sections
+    assert "No client.log" not in page and "No manifest" not in page
+
+
+def test_manifest_is_collapsed_and_signatures_are_neutral_metadata(site: Path) -> None:
+    page = (site / "runs" / "lab-a-wait3-test" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'<details class="manifest"><summary><h2>Manifest', page)
+    assert '<code class="signature">nrefs:1|' in page and 'class="sig"' not in page.split("Significance")[0]
+    css = (site / "static" / "style.css").read_text(encoding="utf-8")
+    rule = re.search(r"code\.signature \{([^}]*)\}", css)
+    assert rule and "var(--bad)" not in rule.group(1) and "700" not in rule.group(1)

@@ -60,8 +60,7 @@ def test_scores_json_records_say_what_they_are() -> None:
         assert spec is not None, key
         assert rec["kind"] == spec.kind and rec["direction"] == spec.direction and rec["definition"], key
         assert rec["unit"] == reg.unit_of(spec, "char"), key
-    assert scores["AP"]["unit"] == "proportion" and scores["LAAL_CA"]["unit"] == "char"
-    assert "Computation-aware" in scores["LAAL_CA"]["definition"]
+    assert scores["AP"]["unit"] == "proportion" and "LAAL_CA" not in scores  # text: no computation-aware metrics
     assert "multi-reference" in scores["BLEU@multi"]["definition"]
 
 

@@ -67,14 +67,14 @@ def test_format_json_keys(tmp_path, capsys) -> None:
                                                                     prediction="", prediction_length=0))])
     assert main(["score", str(log), "--format", "json", "--bootstrap", "100"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    expected = {"BLEU", "chrF", "TER", *LATENCY, *(f"{n}_CA" for n in LATENCY), "counts", "info"}
+    expected = {"BLEU", "chrF", "TER", *LATENCY, "counts", "info"}  # a text track: no _CA metrics
     expected |= {f"{q}@{s}" for q in ("BLEU", "chrF", "TER") for s in ("mono", "multi")}
     assert set(scores) == expected
     assert scores["counts"] == {"instances": 2, "empty_instances": 1, "failed_instances": 1}
     assert scores["BLEU@multi"]["signature"].startswith("nrefs:2")
     assert scores["BLEU@mono"]["reference_set"] == "mono"
     assert scores["AL"]["score"] == pytest.approx(1.0)  # the empty instance is left out of the mean
-    assert scores["AL_CA"]["computation_aware"] is True
+    assert scores["AL"]["computation_aware"] is False
     assert (tmp_path / "scores.json").is_file()
 
 
@@ -163,14 +163,15 @@ def test_score_writes_per_instance_metrics(tmp_path) -> None:
 
 def test_all_zero_elapsed_in_a_harness_log_is_a_value() -> None:
     """A harness client that wrote a whole sentence at once has elapsed [0, 0, 0]: scored, never dropped."""
-    honest = _rec(0, elapsed=[3.0, 4.0, 5.0], delays=[3, 3, 3])
-    cheat = _rec(1, elapsed=[0, 0, 0], delays=[0, 0, 0])
-    scores = score_records([honest, cheat], latency_unit="word", bootstrap=1)
-    alone = score_records([honest], latency_unit="word", bootstrap=1)
+    speech = {"source": ["a.wav"], "latency_unit": "ms"}  # computation-aware metrics are speech-only
+    honest = _rec(0, elapsed=[3.0, 4.0, 5.0], delays=[3, 3, 3], **speech)
+    cheat = _rec(1, elapsed=[0, 0, 0], delays=[0, 0, 0], **speech)
+    scores = score_records([honest, cheat], latency_unit="ms", bootstrap=1)
+    alone = score_records([honest], latency_unit="ms", bootstrap=1)
     assert scores["counts"]["instances"] == 2
     assert scores["StartOffset_CA"]["score"] == pytest.approx((3.0 + 0.0) / 2)  # both instances count
     assert alone["StartOffset_CA"]["score"] == pytest.approx(3.0)
     # a SimulEval log (no `status`, no `latency_unit`) writes zeros for "not measured": no _CA metrics
-    simuleval = [{k: v for k, v in _rec(i, elapsed=[0, 0, 0]).items() if k not in ("status", "latency_unit")}
+    simuleval = [{k: v for k, v in _rec(i, elapsed=[0, 0, 0], **speech).items() if k not in ("status", "latency_unit")}
                  for i in range(2)]
-    assert "AL_CA" not in score_records(simuleval, latency_unit="word", bootstrap=1)
+    assert "AL_CA" not in score_records(simuleval, latency_unit="ms", bootstrap=1)

@@ -161,8 +161,9 @@ def test_native_websocket_cheats_are_refused_or_scored_at_full_latency(tmp_path:
 def test_zero_elapsed_is_a_value_not_missing_timing() -> None:
     """A harness record whose elapsed times are all 0 keeps its `_CA` metrics (not silently dropped)."""
     rec = {"index": 0, "prediction": "hola mundo", "delays": [1, 2], "elapsed": [0.0, 0.0], "source_length": 2,
-           "references": {"orig": "hola mundo"}, "status": "ok", "timing": {"wall_s": 0.0, "server_s": 0.0}}
-    scores = score_records([rec], latency_unit="word", bootstrap=0)
+           "references": {"orig": "hola mundo"}, "status": "ok", "timing": {"wall_s": 0.0, "server_s": 0.0},
+           "source": ["a.wav"]}  # speech: computation-aware metrics are speech-only
+    scores = score_records([rec], latency_unit="ms", bootstrap=0)
     assert scores["AL_CA"]["score"] is not None and scores["AL_CA"]["score"] <= scores["AL"]["score"]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.metric_registry import QUALITY_METRICS  # the names live in the registry
+from harness.metrics.bootstrap import resample_counts
 
 __all__ = ["QUALITY_METRICS", "make_metric", "resample_counts", "quality_score", "norm_score"]
 
@@ -31,18 +32,6 @@ def make_metric(name: str, tokenizer: str = "13a") -> Any:
 
         return FastTER(asian_support=tokenizer in ("zh", "ja-mecab", "char", "ko-mecab"))
     raise ValueError(f"unknown quality metric {name!r}")
-
-
-def resample_counts(n: int, bootstrap: int, seed: int) -> Any:
-    """(bootstrap, n) matrix: how often each sentence occurs in each resample (sacrebleu's index draw)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    idxs = rng.choice(n, size=(bootstrap, n), replace=True)
-    counts = np.zeros((bootstrap, n), dtype=np.float64)
-    rows = np.repeat(np.arange(bootstrap), n)
-    np.add.at(counts, (rows, idxs.ravel()), 1.0)
-    return counts
 
 
 _FAST_BLEU_TOKENIZERS = ("13a", "none")
@@ -208,7 +197,42 @@ def _ngram_matches(ids: Any, lens: Any, n: int, nstreams: int, vocab_size: int, 
     return out
 
 
+#: characters (hypotheses + references) per block of sentences in the vectorized statistics: their numpy work
+#: arrays take ~100 bytes per character, so a block stays near 100 MB whatever the corpus size
+BLOCK_CHARS = 1 << 20
+
+
+def _blocks(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
+    """Sentence ranges [a, b) whose hypothesis and reference text together stay near BLOCK_CHARS characters."""
+    bounds, start, size = [], 0, 0
+    for i, hyp in enumerate(hypotheses):
+        size += len(hyp) + sum(len(r[i]) for r in references)
+        if size >= BLOCK_CHARS:
+            bounds.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(hypotheses) or not bounds:
+        bounds.append((start, len(hypotheses)))
+    return bounds
+
+
+def _by_blocks(fn: Any, hypotheses: Sequence[str], references: Sequence[Sequence[str]], *args: Any) -> Any:
+    """`fn(hyps, refs, *args)` (per-sentence statistics) run block by block and stacked: bounded memory."""
+    import numpy as np
+
+    parts = [fn(hypotheses[a:b], [r[a:b] for r in references], *args) for a, b in _blocks(hypotheses, references)]
+    if any(p is None for p in parts):
+        return None
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
+    """`_fast_bleu_stats` block by block (bounded memory)."""
+    if tokenizer not in _FAST_BLEU_TOKENIZERS:
+        return None
+    return _by_blocks(_fast_bleu_stats, hypotheses, references, tokenizer)
+
+
+def _fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str) -> Any:
     """sacrebleu's BLEU sentence statistics `[hyp_len, ref_len, correct_1..4, total_1..4]` as an (n, 10) array.
 
     Vectorized with numpy: an n-gram's id is its token ids in base |V|+1, each (sentence, n-gram, stream) key is
@@ -243,6 +267,13 @@ CHRF_CHAR_ORDER = 6
 
 
 def fast_chrf_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Any:
+    """`_fast_chrf_stats` block by block (bounded memory)."""
+    if len(references) != 1:
+        return None
+    return _by_blocks(_fast_chrf_stats, hypotheses, references)
+
+
+def _fast_chrf_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Any:
     """sacrebleu's default chrF sentence statistics (`[hyp, ref, match]` for character orders 1..6), (n, 18) array.
 
     Whitespace is removed as sacrebleu does (`"".join(line.split())`); characters become dense ids and the n-gram
@@ -257,8 +288,12 @@ def fast_chrf_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str
     lines = list(map("".join, map(str.split, [*hypotheses, *references[0]])))
     lens = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
     codes = np.frombuffer("".join(lines).encode("utf-32-le"), dtype=np.uint32)
-    chars, ids = np.unique(codes, return_inverse=True)
-    matches = _ngram_matches(ids.reshape(-1).astype(np.int64), lens, n, 2, len(chars), CHRF_CHAR_ORDER)
+    from harness.metrics.native import chrf_match_counts
+
+    matches = chrf_match_counts(codes, lens, n, CHRF_CHAR_ORDER)  # compiled; else the numpy sort path
+    if matches is None:
+        chars, ids = np.unique(codes, return_inverse=True)
+        matches = _ngram_matches(ids.reshape(-1).astype(np.int64), lens, n, 2, len(chars), CHRF_CHAR_ORDER)
     orders = np.arange(1, CHRF_CHAR_ORDER + 1)[None, :]
     ref_count = np.maximum(lens[n:, None] - orders + 1, 0)
     hyp_count = np.where(ref_count > 0, np.maximum(lens[:n, None] - orders + 1, 0), 0)
@@ -273,11 +308,15 @@ def _stats_chunk(name: str, tokenizer: str, hyps: list[str], refs: list[list[str
 
 
 def sentence_stats(metric: Any, name: str, tokenizer: str, hyps: list[str], refs: list[list[str]]) -> list[Any]:
-    """sacrebleu's sentence statistics, computed in worker processes (one chunk per core) for large corpora."""
+    """sacrebleu's sentence statistics, computed in worker processes (one chunk per core) for large corpora
+    (TER with the compiled library in this process)."""
     import os
 
+    from harness.metrics.native import library
+
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
-    if workers < 2 or len(hyps) < PARALLEL_MIN_SENTENCES:
+    compiled = name == "TER" and library() is not None  # one C call for all sentences: no worker processes
+    if compiled or workers < 2 or len(hyps) < PARALLEL_MIN_SENTENCES:
         return metric._extract_corpus_statistics(hyps, refs)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

@@ -99,7 +99,6 @@ def paired_values(
             raise HarnessError(f"metric {metric!r} has no value for any instance")
         v = np.array([x if x is not None else 0.0 for x in vals], dtype=np.float64)
         scores.append(float(v[valid].mean()))
-        w = counts[:, valid]
         with np.errstate(invalid="ignore", divide="ignore"):
-            samples.append((w @ v[valid]) / w.sum(axis=1))
+            samples.append((counts @ np.where(valid, v, 0.0)) / (counts @ valid.astype(np.float64)))
     return _result(metric, scores, samples, bootstrap, seed)

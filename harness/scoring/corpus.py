@@ -1,8 +1,9 @@
 """instances.log → scores.json: every quality and latency metric of one run, as docs/formats.md describes.
 
 Top-level keys are metric names (`BLEU`, `chrF`, `TER`, `AL`, `LAAL`, `AP`, `DAL`, `ATD`, `StartOffset`,
-`EndOffset`, `YAAL`, `NAME_CA` where elapsed times exist, `NAME@SET` for other reference sets and `NAME@multi` for
-all of them together, `NE` for re-translation logs, `NormBLEU` with a baseline) plus `counts` and `info`.
+`EndOffset`, `YAAL`, `NAME_CA` for speech runs with elapsed times, `NAME@SET` for other reference sets and
+`NAME@multi` for all of them together, `NE` for re-translation logs, `NormBLEU` with a baseline)
+plus `counts` and `info`.
 Unqualified names refer to the first reference set. Every interval comes from the same bootstrap resamples of
 the instances (sacrebleu's seeded draw), so metrics stay comparable. Every metric record also carries `kind`,
 `direction`, `unit` and `definition` from `harness.metric_registry`, so readers need no metric code.
@@ -72,7 +73,7 @@ def instance_metrics(
     *,
     reference_set: str | None = None,
 ) -> dict[str, float | None]:
-    """Per-instance AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL (and `_CA` where elapsed exists).
+    """Per-instance AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL (and `_CA` for speech with elapsed times).
 
     An empty hypothesis gives None for every metric (SimulEval leaves it out of the corpus mean).
     """
@@ -81,9 +82,11 @@ def instance_metrics(
     delays = record.get("delays") or []
     elapsed = _elapsed(record)
     speech = _is_speech(record, latency_unit)
+    if not metric_registry.computation_aware_applies(speech):
+        elapsed = None  # text: delays are words, elapsed adds milliseconds to them (no unit): no _CA metrics
     if not delays:
         names = list(LATENCY_METRICS)
-        if elapsed is not None or record.get("elapsed") is not None:
+        if metric_registry.computation_aware_applies(speech) and record.get("elapsed") is not None:
             names += [f"{n}_CA" for n in LATENCY_METRICS]
         return dict.fromkeys(names)
     target_unit = "char" if latency_unit == "char" else "word"
@@ -133,6 +136,7 @@ def corpus_instance_metrics(
 
     target_unit = "char" if latency_unit == "char" else "word"
     rows = [i for i, r in enumerate(records) if r.get("delays")]
+    computation_aware = computation_aware and metric_registry.computation_aware_applies(speech)  # speech only
     elapsed = [_elapsed(records[i]) for i in rows] if computation_aware else None
     if elapsed is not None and all(e is None for e in elapsed):
         elapsed = None
