@@ -44,13 +44,17 @@ class _Failed(Exception):
 
 
 def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
-           scores: dict[str, Any] | None, config: TaskConfig) -> dict[str, Any]:
-    """One run's line of summary.json."""
-    return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
-            "track": meta.get("track"), "kind": meta.get("kind"),
-            "baseline": configured_baseline(config, meta.get("track"), sub_id),
-            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
-            "scores": scores or {}}
+           scores: dict[str, Any] | None, config: TaskConfig, client_log_tail: list[str] | None = None
+           ) -> dict[str, Any]:
+    """One run's line of summary.json; a run that is not ok carries the last lines of its client.log."""
+    rec = {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
+           "track": meta.get("track"), "kind": meta.get("kind"),
+           "baseline": configured_baseline(config, meta.get("track"), sub_id),
+           "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
+           "scores": scores or {}}
+    if client_log_tail:
+        rec["client_log_tail"] = list(client_log_tail)
+    return rec
 
 
 def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.RunDir) -> dict[str, Any]:
@@ -61,6 +65,7 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
         "attempts": len(attempts), "attempt_outcomes": attempts,
         "exit_code": result.exit_code, "oom_killed": result.oom_killed,
         "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
+        "client_log_tail": result.client_log_tail,
         "instances": {"done": result.instances_done, "expected": result.instances_expected,
                       "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
         "isolation": result.isolation,
@@ -189,7 +194,8 @@ class SubmissionJob:
         resume.mark_finished(run, key, outcome, entry)
         self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
                              done=result.instances_done, total=expected)
-        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config)
+        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config,
+                      result.client_log_tail if outcome.status != failures.OK else None)
 
     def _server_image_id(self) -> str:
         """The engine's id of the server image (part of the resume key: the server's code can change a result)."""
@@ -207,7 +213,8 @@ class SubmissionJob:
         entry.update(prev.get("manifest") or {}, resumed=True)
         self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                              done=len(read_statuses(run.instances_log)), total=expected)
-        return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config)
+        tail = entry.get("client_log_tail") if outcome.status != failures.OK else None
+        return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config, tail)
 
     def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
                  expected: int) -> tuple[RunResult, list[dict[str, Any]]]:
