@@ -20,6 +20,8 @@ from harness.text import printable
 
 #: Longest status line written off a terminal (a log file).
 LOG_LINE_MAX = 300
+#: Widest submission-name column, in terminal cells (longer names are clipped with "…").
+NAME_MAX = 32
 
 
 def cells(ch: str) -> int:
@@ -29,13 +31,22 @@ def cells(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
+def width_of(text: str) -> int:
+    """Terminal cells `text` takes."""
+    return sum(cells(c) for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """`text` followed by spaces up to `width` terminal cells."""
+    return text + " " * max(0, width - width_of(text))
+
+
 def clip(text: str, width: int) -> str:
     """`text` cut to at most `width` terminal cells, with "…" when cut."""
     if len(text) <= width and all(cells(c) == 1 for c in text):
         return text
     used, out = 0, []
-    total = sum(cells(c) for c in text)
-    if total <= width:
+    if width_of(text) <= width:
         return text
     for ch in text:
         w = cells(ch)
@@ -61,13 +72,14 @@ class Progress:
         self.lines: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.drawn = 0
-        self.width = max(len(k) for k in self.lines) if self.lines else 20
+        self.width = 20
 
     def add(self, sub: str, dataset: str) -> None:
         with self.lock:
             self.lines[sub] = {"dataset": dataset, "state": "queued", "done": 0, "total": 0, "note": None,
                                "t0": time.monotonic(), "printed": None}
-            self.width = max(self.width, len(sub))
+            wide = max(self.width, width_of(printable(sub)))
+            self.width = min(NAME_MAX, wide) if self.tty else wide  # a log keeps whole names
 
     def update(self, sub: str, **changes: Any) -> None:
         with self.lock:
@@ -85,7 +97,8 @@ class Progress:
 
     def format(self, sub: str, line: dict[str, Any]) -> str:
         counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
-        text = (f"{printable(sub):<{self.width}}  {printable(line['dataset']):<6} {printable(line['state']):<18} "
+        text = (f"{pad(clip(printable(sub), self.width), self.width)}  {pad(printable(line['dataset']), 6)} "
+                f"{pad(printable(line['state']), 18)} "
                 f"{counter:>9}  {(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
         if line.get("note"):
             text += f"  {printable(line['note'])}"
