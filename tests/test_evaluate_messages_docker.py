@@ -49,8 +49,10 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     again = evaluate(subs, out)
     refused_summary = ResultsDir(out).summary.read_bytes()
     later = evaluate(subs / "good", out, "--resume", dataset="test")
+    after_later = runs_of(out)
+    redo = evaluate(subs / "nobin", out, "--overwrite")
     return {"out": out, "first": first, "runs": runs, "summary_bytes": summary_bytes, "again": again,
-            "refused_summary": refused_summary, "later": later}
+            "refused_summary": refused_summary, "later": later, "after_later": after_later, "redo": redo}
 
 
 def test_missing_executable_is_the_participants_crash_never_retried(batch: dict[str, Any]) -> None:
@@ -97,7 +99,22 @@ def test_a_results_folder_with_results_is_refused_without_resume(batch: dict[str
 def test_a_later_dataset_keeps_the_earlier_runs_in_the_summary(batch: dict[str, Any]) -> None:
     later = batch["later"]
     assert later.returncode == 0, later.stderr
-    after = runs_of(batch["out"])
+    after = batch["after_later"]
     assert after[("good", "test")]["status"] == "ok"
     assert {k: v for k, v in after.items() if k[1] == "dev"} == batch["runs"]
     assert "1 run(s), 0 failed" in later.stdout
+    runs = json.loads(SubmissionDir(batch["out"] / "good").manifest.read_text())["runs"]
+    assert runs["dev"]["status"] == runs["test"]["status"] == "ok"
+    assert runs["dev"]["image_digest"] == runs["test"]["image_digest"]
+
+
+def test_overwrite_redoes_the_runs_named_now_and_keeps_the_others(batch: dict[str, Any]) -> None:
+    redo = batch["redo"]
+    assert redo.returncode == 0, redo.stderr
+    assert "executable file not found: nosuchbinary" in redo.stdout
+    after = runs_of(batch["out"])
+    assert after.keys() == batch["after_later"].keys()
+    assert {k: v for k, v in after.items() if k[0] != "nobin"} == {
+        k: v for k, v in batch["after_later"].items() if k[0] != "nobin"}
+    entry = json.loads(SubmissionDir(batch["out"] / "nobin").manifest.read_text())["runs"]["dev"]
+    assert not entry.get("resumed") and entry["status"] == "crash"

@@ -95,6 +95,10 @@ class SubmissionJob:
         self.sub_id = ref.id
         self.out = layout.SubmissionDir(opts.output / ref.id)
         self.man = manifest.base_manifest(self.sub_id, opts.config)
+        # the runs of datasets not evaluated now stay in the manifest (each entry names its image digest)
+        previous = read_json(self.out.manifest) if self.out.manifest.exists() else None
+        if previous and isinstance(previous.get("runs"), dict):
+            self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
 
     def __call__(self) -> list[dict[str, Any]]:
@@ -170,7 +174,7 @@ class SubmissionJob:
         run = self.out.run(ds.name)
         key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=sub.command,
                                      server_image_id=self._server_image_id())
-        entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
+        entry: dict[str, Any] = {"content_key": key, "image_digest": info.digest, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
         self.man["runs"][ds.name] = entry
