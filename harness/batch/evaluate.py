@@ -2,7 +2,9 @@
 
 Scheduling: one `SubmissionJob` (batch/job.py) per submission, `--workers N` at a time, each run on its own
 network; the summary is rewritten as submissions finish (so an interrupted batch still leaves one) and the
-results stage (`finish_results`) runs once at the end. Ctrl-C / SIGTERM tear every run down.
+results stage (`finish_results`) runs once at the end. Ctrl-C / SIGTERM tear every run down. A results folder
+that already holds results needs `resume` or `overwrite` (batch/outdir.py); the runs of its summary.json that are
+not evaluated now are kept.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import Any
 
 from harness import layout
 from harness.batch.job import SubmissionJob
+from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import Progress
-from harness.batch.results import finish_results, write_summary
+from harness.batch.results import finish_results, previous_runs, write_summary
 from harness.config import TaskConfig, load_config
 from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
@@ -33,6 +36,7 @@ class EvaluateOptions:
     datasets: list[str]
     workers: int = 1
     resume: bool = False
+    overwrite: bool = False
     server_image: str | None = None
     collect_peak_memory: bool = False
     #: network of the Dockerfile's RUN steps. Builds get the engine's default network: no hidden data exists at
@@ -52,6 +56,8 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     from harness.run.docker_backend import docker_api
     from harness.run.network import remove_resources
 
+    check_results_folder(opts.output, opts.resume, opts.overwrite)
+    previous = previous_runs(opts.output)
     api = docker_api()
     remove_resources(api)  # leftovers of killed harness processes
     server_image = opts.server_image
@@ -59,7 +65,6 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         from harness.images.base import ensure_base_image
 
         server_image = ensure_base_image()
-    opts.output.mkdir(parents=True, exist_ok=True)
     progress = progress or Progress()
     for ref in opts.submissions:
         progress.add(ref.id, opts.datasets[0])
@@ -73,7 +78,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
             for fut in done:
                 runs.extend(fut.result())
             if done:  # the summary so far, so an interrupted batch still leaves one
-                write_summary(opts.config, opts.output, runs)
+                write_summary(opts.config, opts.output, merge_runs(previous, runs))
             progress.render()
     except BaseException:
         opts.stop.set()
@@ -85,16 +90,16 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         raise
     pool.shutdown(wait=True)
     progress.close()
-    finish_results(opts.config, opts.output, runs)
+    finish_results(opts.config, opts.output, merge_runs(previous, runs))
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
 
 
 def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,
-                 resume: bool) -> EvaluateOptions:
+                 resume: bool, overwrite: bool = False) -> EvaluateOptions:
     """Options for `harness evaluate` from its command-line values."""
     config = load_config(config_path)
     for ds in datasets:
         if not any(ds in t.datasets for t in config.tracks):
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
     return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
-                           datasets=datasets, workers=workers, resume=resume)
+                           datasets=datasets, workers=workers, resume=resume, overwrite=overwrite)

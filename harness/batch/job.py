@@ -44,13 +44,17 @@ class _Failed(Exception):
 
 
 def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
-           scores: dict[str, Any] | None, config: TaskConfig) -> dict[str, Any]:
-    """One run's line of summary.json."""
-    return {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
-            "track": meta.get("track"), "kind": meta.get("kind"),
-            "baseline": configured_baseline(config, meta.get("track"), sub_id),
-            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
-            "scores": scores or {}}
+           scores: dict[str, Any] | None, config: TaskConfig, client_log_tail: list[str] | None = None
+           ) -> dict[str, Any]:
+    """One run's line of summary.json; a run that is not ok carries the last lines of its client.log."""
+    rec = {"submission": sub_id, "team": meta.get("team"), "system": meta.get("system"),
+           "track": meta.get("track"), "kind": meta.get("kind"),
+           "baseline": configured_baseline(config, meta.get("track"), sub_id),
+           "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
+           "scores": scores or {}}
+    if client_log_tail:
+        rec["client_log_tail"] = list(client_log_tail)
+    return rec
 
 
 def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.RunDir) -> dict[str, Any]:
@@ -61,6 +65,7 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
         "attempts": len(attempts), "attempt_outcomes": attempts,
         "exit_code": result.exit_code, "oom_killed": result.oom_killed,
         "timed_out": result.timed_out, "client_log_truncated": result.client_log_truncated,
+        "client_log_tail": result.client_log_tail,
         "instances": {"done": result.instances_done, "expected": result.instances_expected,
                       "by_status": dict(Counter(read_statuses(run.instances_log).values()))},
         "isolation": result.isolation,
@@ -90,6 +95,10 @@ class SubmissionJob:
         self.sub_id = ref.id
         self.out = layout.SubmissionDir(opts.output / ref.id)
         self.man = manifest.base_manifest(self.sub_id, opts.config)
+        # the runs of datasets not evaluated now stay in the manifest (each entry names its image digest)
+        previous = read_json(self.out.manifest) if self.out.manifest.exists() else None
+        if previous and isinstance(previous.get("runs"), dict):
+            self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
 
     def __call__(self) -> list[dict[str, Any]]:
@@ -165,7 +174,7 @@ class SubmissionJob:
         run = self.out.run(ds.name)
         key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=sub.command,
                                      server_image_id=self._server_image_id())
-        entry: dict[str, Any] = {"content_key": key, "dataset_sha256": hashes,
+        entry: dict[str, Any] = {"content_key": key, "image_digest": info.digest, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,
                                                                                      len(ds.references))}
         self.man["runs"][ds.name] = entry
@@ -189,7 +198,8 @@ class SubmissionJob:
         resume.mark_finished(run, key, outcome, entry)
         self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
                              done=result.instances_done, total=expected)
-        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config)
+        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config,
+                      result.client_log_tail if outcome.status != failures.OK else None)
 
     def _server_image_id(self) -> str:
         """The engine's id of the server image (part of the resume key: the server's code can change a result)."""
@@ -207,7 +217,8 @@ class SubmissionJob:
         entry.update(prev.get("manifest") or {}, resumed=True)
         self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                              done=len(read_statuses(run.instances_log)), total=expected)
-        return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config)
+        tail = entry.get("client_log_tail") if outcome.status != failures.OK else None
+        return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config, tail)
 
     def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
                  expected: int) -> tuple[RunResult, list[dict[str, Any]]]:

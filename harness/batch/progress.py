@@ -1,14 +1,60 @@
 """The terminal display of a batch: one status line per submission (redrawn in place on a terminal); folder
-names, states and reasons are the participants' and are printed with control characters escaped."""
+names, states and reasons are the participants' and are printed with control characters escaped.
+
+On a terminal every line is clipped to the terminal's width (read at each redraw, so a resize is followed): a
+line that wrapped would take two rows, and the redraw, which moves the cursor up by the number of lines, would
+then overwrite the wrong rows.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 import time
+import unicodedata
 from typing import Any
 
 from harness.run import failures
 from harness.text import printable
+
+#: Longest status line written off a terminal (a log file).
+LOG_LINE_MAX = 300
+#: Widest submission-name column, in terminal cells (longer names are clipped with "…").
+NAME_MAX = 32
+
+
+def cells(ch: str) -> int:
+    """Terminal cells one character takes: 0 for combining marks, 2 for wide (East Asian) characters, else 1."""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def width_of(text: str) -> int:
+    """Terminal cells `text` takes."""
+    return sum(cells(c) for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """`text` followed by spaces up to `width` terminal cells."""
+    return text + " " * max(0, width - width_of(text))
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` terminal cells, with "…" when cut."""
+    if len(text) <= width and all(cells(c) == 1 for c in text):
+        return text
+    used, out = 0, []
+    if width_of(text) <= width:
+        return text
+    for ch in text:
+        w = cells(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
 
 
 class Progress:
@@ -26,13 +72,14 @@ class Progress:
         self.lines: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.drawn = 0
-        self.width = max(len(k) for k in self.lines) if self.lines else 20
+        self.width = 20
 
     def add(self, sub: str, dataset: str) -> None:
         with self.lock:
             self.lines[sub] = {"dataset": dataset, "state": "queued", "done": 0, "total": 0, "note": None,
                                "t0": time.monotonic(), "printed": None}
-            self.width = max(self.width, len(sub))
+            wide = max(self.width, width_of(printable(sub)))
+            self.width = min(NAME_MAX, wide) if self.tty else wide  # a log keeps whole names
 
     def update(self, sub: str, **changes: Any) -> None:
         with self.lock:
@@ -50,18 +97,31 @@ class Progress:
 
     def format(self, sub: str, line: dict[str, Any]) -> str:
         counter = f"{line['done']}/{line['total']}" if line["total"] else "-"
-        text = (f"{printable(sub):<{self.width}}  {printable(line['dataset']):<6} {printable(line['state']):<18} "
+        text = (f"{pad(clip(printable(sub), self.width), self.width)}  {pad(printable(line['dataset']), 6)} "
+                f"{pad(printable(line['state']), 18)} "
                 f"{counter:>9}  {(line.get('t_end') or time.monotonic()) - line['t0']:6.1f}s")
         if line.get("note"):
             text += f"  {printable(line['note'])}"
-        return text[:200]
+        return text[:LOG_LINE_MAX]
+
+    def columns(self) -> int:
+        """The terminal's width: `COLUMNS` when set, else the width of the stream's terminal, else 80."""
+        env = os.environ.get("COLUMNS", "")
+        if env.isdigit() and int(env) > 0:
+            return int(env)
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            return shutil.get_terminal_size((80, 24)).columns
 
     def render(self) -> None:
         if not self.tty:
             return
         with self.lock:
+            # one cell short of the width: a line that fills the last column makes some terminals wrap
+            width = max(10, self.columns() - 1)
             out = "".join(f"\x1b[{self.drawn}F" if self.drawn else "")
-            out += "".join(f"\x1b[2K{self.format(s, ln)}\n" for s, ln in self.lines.items())
+            out += "".join(f"\x1b[2K{clip(self.format(s, ln), width)}\n" for s, ln in self.lines.items())
             self.drawn = len(self.lines)
             self.stream.write(out)
             self.stream.flush()

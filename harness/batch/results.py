@@ -77,8 +77,23 @@ def add_norm_scores(config: TaskConfig, output: Path, runs: list[dict[str, Any]]
                 write_scores(layout.ResultsDir(output).run(r["submission"], r["dataset"]).instances_log, r["scores"])
 
 
+def previous_runs(output: Path) -> list[dict[str, Any]]:
+    """The runs of the results folder's summary.json ([] when there is none); a summary.json that cannot be read is
+    a HarnessError (rewriting it would lose its runs)."""
+    from harness.errors import HarnessError
+
+    path = layout.ResultsDir(output).summary
+    if not path.exists():
+        return []
+    doc = read_json(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise HarnessError(f"{path}: not a summary.json this harness wrote (no list of runs); move it away to "
+                           f"continue in this folder")
+    return [r for r in doc["runs"] if isinstance(r, dict)]
+
+
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
-    """RESULTS/summary.json (docs/formats.md)."""
+    """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`)."""
     summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
                "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}

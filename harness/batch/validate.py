@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import layout
+from harness.batch.progress import Progress
+from harness.batch.report import tail_lines
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from harness.run import failures
 from harness.runlog import read_records
+from harness.text import printable
 
 STARTUP_WARN_S = 60.0
 MEMORY_WARN_FRACTION = 0.9
@@ -49,15 +52,19 @@ class Report:
     output: Path
     checks: list[Check] = field(default_factory=list)
     track: str | None = None
+    client_log_tail: list[str] = field(default_factory=list)
 
     def ok(self) -> bool:
         return self.status in (failures.OK, failures.PARTIAL) and not any(c.level == "fail" for c in self.checks)
 
     def lines(self, primary: list[str]) -> list[str]:
-        out = [f"submission   {self.submission}  (dataset {self.dataset})",
-               f"status       {self.status}" + (f": {self.reason}" if self.reason else "")
+        out = [f"submission   {printable(self.submission)}  (dataset {printable(self.dataset)})",
+               f"status       {self.status}" + (f": {printable(self.reason)}" if self.reason else "")
                + ("  [partial output]" if self.partial else ""),
                f"instances    {self.instances[0]}/{self.instances[1]}"]
+        if self.client_log_tail and self.status != failures.OK:
+            out.append("client.log   (last lines of your command's output)")
+            out += tail_lines(self.client_log_tail)
         for name in primary:
             rec = self.scores.get(name)
             if isinstance(rec, dict) and rec.get("score") is not None:
@@ -115,34 +122,43 @@ def startup_estimate(run_dir: Path, first_instance_s: float | None) -> float | N
     return max(0.0, first_instance_s - wall)
 
 
+def quiet_progress() -> Progress:
+    """A progress display that shows nothing (validate off a terminal prints only its report)."""
+    return Progress(tty=False, stream=open(os.devnull, "w"))  # noqa: SIM115
+
+
 def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path,
-                    server_image: str | None = None, build_network: str = "default") -> Report:
-    """The organizer's pipeline on one submission and one dataset."""
+                    server_image: str | None = None, build_network: str = "default",
+                    progress: Progress | None = None) -> Report:
+    """The organizer's pipeline on one submission and one dataset (`output` already checked by the caller, see
+    batch/outdir.py); `progress` shows the run as `harness evaluate` does (default: nothing)."""
     from harness.batch.evaluate import EvaluateOptions, evaluate
-    from harness.batch.progress import Progress
     from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES
     from harness.intake.discover import SubmissionRef
     from harness.run.sandbox import parse_bytes
 
     opts = EvaluateOptions(submissions=[SubmissionRef(folder.name, folder)], config=config, output=output,
-                           datasets=[dataset], workers=1,
+                           datasets=[dataset], workers=1, overwrite=True,
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
-    summary = evaluate(opts, Progress(tty=False, stream=open(os.devnull, "w")))  # noqa: SIM115
-    rec = summary["runs"][0]
+    summary = evaluate(opts, progress or quiet_progress())
+    rec = next(r for r in summary["runs"] if r["submission"] == folder.name and r["dataset"] == dataset)
     man = json.loads(layout.ResultsDir(output).submission(folder.name).manifest.read_text(encoding="utf-8"))
     run = man["runs"].get(dataset, {})
     instances = run.get("instances") or {}
     report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
                     (instances.get("done", 0), instances.get("expected", 0)), rec["scores"] or {},
-                    output / folder.name / dataset, track=rec.get("track"))
+                    output / folder.name / dataset, track=rec.get("track"),
+                    client_log_tail=list(rec.get("client_log_tail") or ()))
     if "image" in man:
         run["startup_estimate_s"] = startup_estimate(output / folder.name / dataset, run.get("first_instance_s"))
         report.checks = preflight(run, man["image"], parse_bytes(config.limits.memory), DEFAULT_MAX_IMAGE_BYTES)
     return report
 
 
-def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path) -> Report:
-    """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes)."""
+def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
+                   progress: Progress | None = None) -> Report:
+    """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes);
+    `progress` shows its instance counter (default: nothing)."""
     from harness.batch.results import score_run
     from harness.intake.submission import load_submission
     from harness.run.execute import execute_run
@@ -154,11 +170,26 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path)
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=sub.command, config=config, track=track,
                    dataset=track.dataset(dataset), out_dir=run_dir.resolve())
-    result = execute_run(spec, backend=LocalBackend(folder))
-    outcome = result.outcome
+    shown = progress or quiet_progress()
+    shown.add(sub.id, dataset)
+
+    def on_progress(done: int, total: int) -> None:
+        shown.update(sub.id, state="running", done=done, total=total)
+        shown.render()
+
+    shown.update(sub.id, state="starting")
+    shown.render()
+    try:
+        result = execute_run(spec, backend=LocalBackend(folder), on_progress=on_progress)
+        outcome = result.outcome
+        shown.update(sub.id, state=outcome.status, note=outcome.reason, done=result.instances_done,
+                     total=result.instances_expected)
+    finally:
+        shown.close()
     scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
-                  (result.instances_done, result.instances_expected), scores, run_dir, track=track.name)
+                  (result.instances_done, result.instances_expected), scores, run_dir, track=track.name,
+                  client_log_tail=result.client_log_tail)
 
 
 def default_output() -> Path:

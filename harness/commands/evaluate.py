@@ -20,7 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="dataset(s) to evaluate, comma-separated (default: test)")
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel, each on its own network")
     parser.add_argument("--resume", action="store_true",
-                        help="skip runs already finished with the same image, config and data")
+                        help="continue a results folder: skip runs already finished with the same image, config "
+                             "and data (other runs in it are kept)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="redo the runs named now in a results folder that holds results (other runs in it, "
+                             "and their lines of summary.json, are kept)")
     parser.add_argument("--build-network", default="default",
                         help="network of the submissions' RUN build steps ('none' forbids downloads; default: default)")
     parser.add_argument("--server-image", default=None,
@@ -40,17 +44,25 @@ def install_signal_handlers() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.batch.evaluate import evaluate, load_options
+    from harness.batch.outdir import check_results_folder
+    from harness.batch.report import failed_runs
     from harness.errors import HarnessError
 
     if args.workers < 1:
         raise HarnessError(f"--workers must be at least 1, got {args.workers}")
     datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
-    opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume)
+    opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume,
+                        args.overwrite)
+    check_results_folder(opts.output, opts.resume, opts.overwrite)
     opts.server_image = args.server_image
     opts.build_network = args.build_network
     install_signal_handlers()
     summary = evaluate(opts)
-    failed = [r for r in summary["runs"] if r["status"] not in ("ok", "partial")]
-    print(f"harness evaluate: {len(summary['runs'])} run(s), {len(failed)} failed; "
+    named = {ref.id for ref in opts.submissions}
+    runs = [r for r in summary["runs"] if r["submission"] in named and r["dataset"] in datasets]
+    for line in failed_runs(runs):
+        print(line)
+    failed = [r for r in runs if r["status"] not in ("ok", "partial")]
+    print(f"harness evaluate: {len(runs)} run(s), {len(failed)} failed; "
           f"summary in {layout.ResultsDir(args.output).summary}")
     return 0

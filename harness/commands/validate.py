@@ -14,6 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, type=Path, help="task config (YAML)")
     parser.add_argument("--dataset", default="dev", help="dataset to run on (default: dev)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default: a new temporary one)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="reuse an --output folder that holds results (the run validated now is redone)")
     parser.add_argument("--no-docker", action="store_true",
                         help="run the submission's command as a local process against a local server")
     parser.add_argument("--server-image", default=None, help="image of the evaluation server (Docker mode)")
@@ -21,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from harness.batch import validate
+    from harness.batch.outdir import check_results_folder
+    from harness.batch.progress import Progress
     from harness.config import load_config
     from harness.errors import HarnessError
 
@@ -30,16 +36,19 @@ def run(args: argparse.Namespace) -> int:
         raise HarnessError(f"{args.config}: no track has a dataset {args.dataset!r}")
     if not (args.submission / "submission.yaml").is_file() and not args.submission.is_dir():
         raise HarnessError(f"{args.submission}: submission folder not found")
+    if args.output is not None:
+        check_results_folder(args.output, resume=False, overwrite=args.overwrite)
     output = (args.output or validate.default_output()).resolve()
     folder = args.submission.resolve()
+    progress = Progress() if sys.stderr.isatty() else None  # a live counter on a terminal, nothing in a log
     if args.no_docker:
-        report = validate.validate_local(folder, config, args.dataset, output)
+        report = validate.validate_local(folder, config, args.dataset, output, progress)
     else:
         from harness.commands.evaluate import install_signal_handlers
 
         install_signal_handlers()
         report = validate.validate_docker(folder, config, args.dataset, output, args.server_image,
-                                          args.build_network)
+                                          args.build_network, progress)
     track = next((t for t in config.tracks if t.name == report.track), None) or next(
         t for t in config.tracks if args.dataset in t.datasets)
     for line in report.lines([track.primary_quality, track.primary_latency]):

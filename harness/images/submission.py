@@ -102,7 +102,47 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
                     f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})")
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+        missing = missing_base_image(dockerfile, tail)
+        if missing:
+            raise BuildError(f"{dockerfile}: {missing} (see {log})")
         raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
+
+
+#: What docker says when no registry can be reached, and when a registry has no such image.
+_NO_REGISTRY = re.compile(r"no such host|dial tcp|lookup |connection refused|network is unreachable|i/o timeout|"
+                          r"TLS handshake timeout|Client.Timeout", re.I)
+_NO_SUCH_IMAGE = re.compile(r"pull access denied|manifest unknown|not found|repository does not exist", re.I)
+#: Tags never offered as suggestions: other participants' images are not this participant's business.
+_PRIVATE_REPOS = ("harness-submission/",)
+
+
+def missing_base_image(dockerfile: Path, build_output: str) -> str | None:
+    """After a failed build: "base image 'X' not found (why; images available here: ...)" when a FROM image is
+    neither on this engine nor could be pulled, else None."""
+    absent = [ref for ref in from_images(dockerfile)
+              if ref.lower() != "scratch" and "$" not in ref and not images.image_exists(ref)]
+    if not absent:
+        return None
+    ref = absent[0]
+    if _NO_REGISTRY.search(build_output):
+        why = "not on this engine, and no registry is reachable"
+    elif _NO_SUCH_IMAGE.search(build_output):
+        why = "not on this engine, and the registry has no such image"
+    else:
+        why = f"not on this engine, and it could not be pulled: {images.last_line(build_output)}"
+    return f"base image {ref!r} not found ({why}; images available here: {', '.join(suggested_images(ref))})"
+
+
+def suggested_images(ref: str, n: int = 4) -> list[str]:
+    """The harness base image, then the local tags closest to `ref` (never another submission's image)."""
+    import difflib
+
+    out = images.docker(["image", "ls", "--format", "{{.Repository}}:{{.Tag}}"], check=False).stdout
+    tags = [t for t in out.decode("utf-8", "replace").split()
+            if "<none>" not in t and not t.startswith(_PRIVATE_REPOS)]
+    close = difflib.get_close_matches(ref, tags, n=n, cutoff=0.6)
+    first = [images.DEFAULT_TAG] if images.DEFAULT_TAG in tags else []
+    return list(dict.fromkeys(first + close))[:n] or ["none"]
 
 
 def _pipe_into(cmd: list[str], produce: Callable[[IO[bytes]], None], log: Path, timeout_s: float,

@@ -134,6 +134,20 @@ def _has_shell(api: Any, cid: str) -> bool:
         return False
 
 
+def _start_participant(api: Any, cid: str) -> None:
+    """Start the participant container; an engine refusal to run its command (no such executable) is the
+    participant's `ParticipantStartError`, any other engine error propagates (infra_error)."""
+    import docker
+
+    try:
+        api.start(cid)
+    except docker.errors.APIError as exc:
+        reason = failures.start_failure(str(exc))
+        if reason is None:
+            raise
+        raise failures.ParticipantStartError(reason) from None
+
+
 def _server_exit(state: dict[str, Any], limits: Limits) -> str:
     """How the server container ended, from its `docker inspect` state."""
     if state.get("OOMKilled"):
@@ -229,7 +243,7 @@ class DockerBackend:
         api, cid = self.api, self.part_id
         self.client_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
                                    run_dir.client_log, spec.config.limits.client_log_max_bytes)
-        api.start(cid)
+        _start_participant(api, cid)
         self.client_pump.start()
         if spec.collect_peak_memory:
             self.mem = _PeakMemory(api, cid)

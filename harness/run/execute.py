@@ -5,9 +5,10 @@ gets the participant ready; the server is probed on GET /health until it answers
 the server URL in its environment, its output streamed to client.log (size-capped) while the watchdog enforces
 the total and idle timeouts; then what the backend reads back (exit code, out-of-memory flag, isolation flags),
 the outcome classified from the log (or, if the server died meanwhile, the participant's `protocol_violation`:
-see `failures.server_died`), and everything removed — in a `finally`, so also on Ctrl-C, SIGTERM and
-errors. Backends: `DockerBackend` (isolated containers, `harness evaluate`) and `LocalBackend` (local processes,
-`harness validate --no-docker`).
+see `failures.server_died`; a command that cannot start is the participant's `crash`, "executable file not
+found: NAME"), the last lines of client.log kept with every run that is not ok, and everything removed — in a
+`finally`, so also on Ctrl-C, SIGTERM and errors. Backends: `DockerBackend` (isolated containers, `harness
+evaluate`) and `LocalBackend` (local processes, `harness validate --no-docker`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Protocol
 from harness import layout
 from harness.run import failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
+from harness.run.tail import last_lines
 from harness.run.watch import Participant, ServerOutput, log_tail, watch
 from harness.runlog import read_statuses
 
@@ -73,6 +75,9 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         return result
     except RunInterrupted:
         raise
+    except failures.ParticipantStartError as exc:  # its command cannot start: the participant's crash
+        result.outcome = failures.Outcome(failures.CRASH, str(exc), True)
+        return result
     except failures.InfraError as exc:
         result.outcome = failures.Outcome(failures.INFRA_ERROR, str(exc), run_dir.instances_log.exists())
         return result
@@ -87,6 +92,8 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         result.timings["total_s"] = time.monotonic() - t0
         result.window = (wall0, time.time())
         result.instances_done = len(read_statuses(run_dir.instances_log))
+        if result.outcome.status != failures.OK:
+            result.client_log_tail = last_lines(run_dir.client_log)
 
 
 def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult, stop: threading.Event,
@@ -114,6 +121,9 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
         result.outcome = failures.server_died(gone, len(statuses), result.instances_expected,
                                               log_tail(run_dir.server_log))
         return
-    result.outcome = failures.classify_run(
+    result.outcome = outcome = failures.classify_run(
         exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=result.timed_out,
         instance_statuses=statuses.values(), expected=result.instances_expected)
+    not_found = failures.command_not_found(result.exit_code, last_lines(run_dir.client_log))
+    if outcome.status == failures.CRASH and not_found:
+        result.outcome = failures.Outcome(failures.CRASH, f"{not_found} ({outcome.reason})", outcome.partial)

@@ -11,8 +11,9 @@ only repeat the damage.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 OK = "ok"
@@ -33,6 +34,11 @@ MAX_RETRIES = 1
 
 class InfraError(Exception):
     """A fault of the harness or the Docker engine (not of the submission); the run is retried once."""
+
+
+class ParticipantStartError(Exception):
+    """The participant's command could not be started (no such executable, not executable): the participant's
+    `crash`, never retried. The message is the reason ("executable file not found: nosuchbinary")."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,36 @@ def classify_run(
         what = ", ".join(f"{n} {s}" for s, n in sorted(bad.items()))
         return Outcome(PARTIAL, f"instances not ok: {what}", True)
     return Outcome(OK, None, False)
+
+
+#: A shell's "command not found" line (dash, bash, busybox): `/bin/sh: 1: harnes: not found`,
+#: `bash: line 1: harnes: command not found`, `harness-deadline: 1: nosuchbinary: not found`.
+_SHELL_NOT_FOUND = re.compile(r":\s*([^:]+?): (?:command )?not found\s*$")
+#: The engine's refusal to start a container's command: `exec: "nosuchbinary": executable file not found in $PATH`.
+_EXEC_FAILED = re.compile(r'exec: "([^"]*)": (executable file not found|stat [^:]*: no such file or directory|'
+                          r'permission denied)')
+#: Exit status of a shell whose command was not found.
+NOT_FOUND_EXIT = 127
+
+
+def command_not_found(exit_code: int | None, output_tail: Sequence[str]) -> str | None:
+    """"executable file not found: NAME" when the participant's shell said so and exited 127, else None."""
+    if exit_code != NOT_FOUND_EXIT:
+        return None
+    for line in reversed(output_tail):
+        m = _SHELL_NOT_FOUND.search(line)
+        if m:
+            return f"executable file not found: {m.group(1).strip()}"
+    return None
+
+
+def start_failure(engine_message: str) -> str | None:
+    """The participant's reason when the engine refused to start its command (see `_EXEC_FAILED`), else None."""
+    m = _EXEC_FAILED.search(engine_message)
+    if m is None:
+        return None
+    what = "not executable" if m.group(2) == "permission denied" else "executable file not found"
+    return f"{what}: {m.group(1)}"
 
 
 def server_died(why: str, done: int, expected: int, log_tail: str = "") -> Outcome:

@@ -87,8 +87,14 @@ class LocalBackend:
         url = f"http://{HOST}:{self.port}"
         env = SandboxPolicy.from_limits(spec.config.limits).environment(url, HOST, self.port)
         env = {**os.environ, **{k: v for k, v in env.items() if k not in _CONTAINER_ONLY}}
-        proc = subprocess.Popen(participant_argv(spec.command), cwd=self.workdir, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        argv = participant_argv(spec.command)
+        try:
+            proc = subprocess.Popen(argv, cwd=self.workdir, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        except FileNotFoundError:
+            raise failures.ParticipantStartError(f"executable file not found: {argv[0]}") from None
+        except PermissionError:
+            raise failures.ParticipantStartError(f"not executable: {argv[0]}") from None
         self.client = _Process(proc)
         self.client_pump = _pump(proc, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         return self.client

@@ -49,6 +49,7 @@ class RunResult:
     instances_expected: int = 0
     peak_memory_bytes: int | None = None
     client_log_truncated: bool = False
+    client_log_tail: list[str] = field(default_factory=list)  # last lines of client.log (runs that are not ok)
     first_instance_s: float | None = None  # participant start → first instance logged
     window: tuple[float, float] | None = None  # wall-clock (epoch) start and end of the whole run
 

@@ -1,0 +1,119 @@
+"""`harness validate` (local backend, real server and processes): messages a person can act on (issue 9, items 5,
+8, 9, 11, 12): a command that does not exist is a crash saying so, the end of the command's output is printed with a
+failed run, a bad --output is one line, a results folder is not silently reused, and a terminal gets progress."""
+
+from __future__ import annotations
+
+import errno
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.evaluate_data.support import CONFIG, make_submission
+
+
+def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                           "--output", str(out), "--no-docker", *extra], capture_output=True, text=True, timeout=300)
+
+
+def test_list_command_that_does_not_exist_is_a_crash_saying_so(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "nobin", ["nosuchbinary"])
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    assert "status       crash: executable file not found: nosuchbinary" in proc.stdout, proc.stdout
+    assert "infra_error" not in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_shell_command_not_found_names_it_and_shows_the_output(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "typo", "harnes --model m")
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 1
+    status = next(line for line in proc.stdout.splitlines() if line.startswith("status"))
+    assert "crash: executable file not found: harnes (exit code 127 after 0/3 instances)" in status, proc.stdout
+    assert any(line.startswith("    | ") and "harnes: not found" in line for line in proc.stdout.splitlines())
+
+
+def test_failed_run_prints_the_last_lines_of_its_output_escaped(tmp_path: Path) -> None:
+    script = "import sys; print('a\\x1b[31mred'); [print('line', i) for i in range(20)]; import simuleval_nope"
+    folder = make_submission(tmp_path / "subs", "nomodule", ["python3", "-c", script])
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 1
+    tail = [line for line in proc.stdout.splitlines() if line.startswith("    | ")]
+    assert len(tail) == 5 and "No module named 'simuleval_nope'" in tail[-1], proc.stdout
+    assert "\x1b" not in proc.stdout
+
+
+def test_ok_run_prints_no_output_tail(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "client.log" not in proc.stdout and "    | " not in proc.stdout
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], path: Path) -> None:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(path) in proc.stderr, proc.stderr
+
+
+def test_output_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    target = tmp_path / "a-file"
+    target.write_text("keep me\n", encoding="utf-8")
+    one_line_error(validate(folder, target), target)
+    one_line_error(validate(folder, target / "below"), target / "below")
+    assert target.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    if os.geteuid() == 0:  # root writes through permission bits; sysfs refuses new folders even to root
+        target = Path("/sys/harness-validate-test-output")
+        with pytest.raises(OSError) as exc:
+            target.mkdir()
+        assert exc.value.errno in (errno.EPERM, errno.EACCES, errno.EROFS)
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        target = locked / "out"
+    one_line_error(validate(folder, target), target)
+
+
+def test_output_with_results_needs_overwrite(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    out = tmp_path / "out"
+    assert validate(folder, out).returncode == 0
+    log = out / "fine" / "dev" / "instances.log"
+    before = log.read_bytes()
+    refused = validate(folder, out)
+    one_line_error(refused, out)
+    assert "--overwrite" in refused.stderr and log.read_bytes() == before
+    assert validate(folder, out, "--overwrite").returncode == 0
+
+
+def test_validate_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                             "--output", str(tmp_path / "out"), "--no-docker"], stdout=subprocess.PIPE,
+                            stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    shown = b""
+    while True:  # read the terminal until the process closed its side (EIO)
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    text = shown.decode("utf-8", "replace")
+    assert "\x1b[2K" in text and "3/3" in text and "fine" in text, text
