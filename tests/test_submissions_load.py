@@ -72,6 +72,8 @@ def test_list_command_and_defaults(tmp_path: Path) -> None:
         (lambda t: t.replace("command: harness client --agent /app/agent.py", "command: 3"), "command: expected"),
         (lambda t: t + "baseline: maybe\n", "baseline: expected true or false"),
         (lambda t: "- a list\n", "top level: expected a mapping"),
+        (lambda t: t.replace("team: Team-A", "team: " + "T" * 5_000_000), "team: 5000000 characters; at most 64"),
+        (lambda t: t + "description: " + "d" * 2001 + "\n", "description: 2001 characters; at most 2000"),
     ],
 )
 def test_errors_name_file_and_field(tmp_path: Path, edit, where: str) -> None:
@@ -80,6 +82,7 @@ def test_errors_name_file_and_field(tmp_path: Path, edit, where: str) -> None:
         load_submission(folder)
     msg = str(err.value)
     assert msg.startswith(f"{folder / 'submission.yaml'}: ") and where in msg and "\n" not in msg
+    assert len(msg) < len(str(folder)) + 200  # a one-line error, never the participant's whole value
 
 
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ __all__ = ["BuildSpec", "Submission", "load_submission"]
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline")
+#: the longest value of each text field: these strings reach terminals, summary.json and every leaderboard page
+MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -96,7 +98,9 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
                 raise fail(key, "missing required field")
             return ""
         if not isinstance(value, str):
-            raise fail(key, f"expected a string, got {type(value).__name__} {value!r}")
+            raise fail(key, f"expected a string, got {type(value).__name__} {str(value)[:80]!r}")
+        if len(value) > MAX_CHARS[key]:
+            raise fail(key, f"{len(value)} characters; at most {MAX_CHARS[key]} (it is shown on the leaderboard)")
         if pattern is not None and not pattern.match(value):
             raise fail(key, f"{value!r} must be letters, digits, '.', '_' or '-'")
         return value.strip()
