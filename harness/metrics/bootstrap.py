@@ -29,8 +29,8 @@ class Resamples:
         for lo in range(0, bootstrap, BLOCK):
             hi = min(lo + BLOCK, bootstrap)
             idxs = rng.choice(n, size=(hi - lo, n), replace=True)
-            for r in range(hi - lo):
-                self._counts[lo + r] = np.bincount(idxs[r], minlength=n)
+            idxs += np.arange(0, (hi - lo) * n, n, dtype=idxs.dtype)[:, None]  # row r's indices -> r*n + index
+            self._counts[lo:hi] = np.bincount(idxs.ravel(), minlength=(hi - lo) * n).reshape(hi - lo, n)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
-__all__ = ["library", "edit_counts", "chrf_match_counts"]
+__all__ = ["library", "EditCounts", "start_edit_counts", "edit_counts", "chrf_match_counts"]
 
 SOURCES = [Path(__file__).with_name("ter_shift.c"), Path(__file__).with_name("chrf_ngrams.c")]
 _STATE: dict[str, Any] = {}
@@ -84,50 +84,89 @@ def library() -> Any:
     return lib
 
 
-def edit_counts(pairs: Sequence[tuple[list[str], list[str]]]) -> list[int] | None:
-    """TER edits (shifts + beam edit distance) of each (hypothesis words, reference words) pair, as sacrebleu's
-    `lib_ter.translation_edit_rate` counts them; None when the library is unavailable or a sentence failed."""
+#: at most this many threads run TER's C code: the caller's and one background thread (CI machines have 2 cores)
+MAX_THREADS = 2
+
+
+class EditCounts:
+    """TER edit counts being computed: a background thread works through chunks of the pairs while the caller
+    does other work; `result()` joins in on the chunks left (so at most two threads, load-balanced)."""
+
+    def __init__(self, lib: Any, arrays: tuple[Any, Any, Any, Any], total: int) -> None:
+        import threading
+
+        import numpy as np
+
+        self._lib, self._arrays, self._total = lib, arrays, total
+        self._out = np.zeros(total, dtype=np.int64)
+        self._chunk = max(16, total // 64)
+        self._next, self._rc = 0, 0
+        self._lock = threading.Lock()
+        self._thread = None
+        if min(_cores(), MAX_THREADS) > 1 and total >= 2 * self._chunk:
+            self._thread = threading.Thread(target=self._work, name="harness-ter", daemon=True)
+            self._thread.start()
+
+    def _claim(self) -> tuple[int, int] | None:
+        with self._lock:
+            a = self._next
+            if a >= self._total or self._rc != 0:
+                return None
+            self._next = b = min(a + self._chunk, self._total)
+            return a, b
+
+    def _work(self) -> None:
+        hyp, hoff, ref, roff = self._arrays
+        ptr = ctypes.c_void_p
+        while (span := self._claim()) is not None:
+            a, b = span  # ctypes releases the GIL while the C code runs
+            rc = int(self._lib.ter_batch(
+                ptr(hyp.ctypes.data), ptr(hoff.ctypes.data + 8 * a), ptr(ref.ctypes.data),
+                ptr(roff.ctypes.data + 8 * a), b - a, ptr(self._out.ctypes.data + 8 * a),
+            ))
+            if rc != 0:
+                with self._lock:
+                    self._rc = rc
+
+    def result(self) -> list[int] | None:
+        """The edit counts in pair order (waiting for them), or None if a sentence failed."""
+        self._work()
+        if self._thread is not None:
+            self._thread.join()
+        return None if self._rc != 0 else self._out.tolist()
+
+
+def start_edit_counts(pairs: Sequence[tuple[list[str], list[str]]]) -> EditCounts | None:
+    """Start counting the TER edits of (hypothesis words, reference words) pairs (see `edit_counts`); None when
+    the library is unavailable."""
     import numpy as np
 
     lib = library()
     if lib is None:
         return None
-    if not pairs:
-        return []
     vocab: dict[str, int] = {}
     ids = vocab.setdefault  # with a running counter: equal words share the first id given, ids stay unique
 
     def flat(seqs: Any) -> tuple[Any, Any]:
         lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-        off = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
-        words = np.fromiter(map(ids, chain.from_iterable(seqs), counter), dtype=np.int64, count=int(off[-1]))
-        return words.astype(np.int32) if len(words) else np.zeros(1, dtype=np.int32), off
+        off = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum(lens, out=off[1:])
+        words = np.fromiter(map(ids, chain.from_iterable(seqs), counter), dtype=np.int32, count=int(off[-1]))
+        return words if len(words) else np.zeros(1, dtype=np.int32), off
 
     counter = count()
     hyp, hoff = flat([p[0] for p in pairs])
     ref, roff = flat([p[1] for p in pairs])
-    out = np.zeros(len(pairs), dtype=np.int64)
-    ptr = ctypes.c_void_p
-    total = len(pairs)
-    workers = max(1, min(_cores(), total // 64, 8))
-    bounds = [total * i // workers for i in range(workers + 1)]
+    return EditCounts(lib, (hyp, hoff, ref, roff), len(pairs))
 
-    def run(a: int, b: int) -> int:  # ctypes releases the GIL: the blocks run on as many cores
-        return int(lib.ter_batch(
-            ptr(hyp.ctypes.data), ptr(hoff.ctypes.data + 8 * a), ptr(ref.ctypes.data),
-            ptr(roff.ctypes.data + 8 * a), b - a, ptr(out.ctypes.data + 8 * a),
-        ))
 
-    if workers == 1:
-        rc = run(0, total)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(workers) as pool:
-            rc = next((r for r in pool.map(run, bounds[:-1], bounds[1:]) if r != 0), 0)
-    if rc != 0:
-        return None
-    return out.tolist()
+def edit_counts(pairs: Sequence[tuple[list[str], list[str]]]) -> list[int] | None:
+    """TER edits (shifts + beam edit distance) of each (hypothesis words, reference words) pair, as sacrebleu's
+    `lib_ter.translation_edit_rate` counts them; None when the library is unavailable or a sentence failed."""
+    if not pairs:
+        return [] if library() is not None else None
+    job = start_edit_counts(pairs)
+    return None if job is None else job.result()
 
 
 def chrf_match_counts(codes: Any, lens: Any, n: int, max_order: int) -> Any:

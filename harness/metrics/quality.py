@@ -9,13 +9,16 @@ sacrebleu's per-sample copies for 1000 resamples).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.metric_registry import QUALITY_METRICS  # the names live in the registry
 from harness.metrics.bootstrap import resample_counts
 
-__all__ = ["QUALITY_METRICS", "make_metric", "resample_counts", "quality_score", "norm_score"]
+__all__ = [
+    "QUALITY_METRICS", "make_metric", "resample_counts", "QualityStats", "quality_stats", "interval", "quality_score",
+    "norm_score",
+]
 
 
 
@@ -390,6 +393,74 @@ def _ci95(values: Sequence[float]) -> list[float]:
     return [float(raw[lo]), float(raw[len(raw) - lo - 1])]
 
 
+class QualityStats:
+    """One corpus metric's per-sentence statistics (possibly still being computed) and how to score them.
+
+    `stats()` gives the (n, k) float64 matrix (waiting for a background computation); `value()` the corpus score
+    exactly as sacrebleu computes it from the statistics; `score(sums)` the metric of one row of summed statistics
+    (a bootstrap resample); `signature(bootstrap, seed)` sacrebleu's signature.
+    """
+
+    def __init__(self, raw: Callable[[], Any], value: Callable[[Any], float],
+                 score: Callable[[Sequence[float]], float], signature: Callable[[int | None, int | None], str]) -> None:
+        self._raw_fn, self._raw, self._matrix = raw, None, None
+        self._value, self.score, self.signature = value, score, signature
+
+    def raw(self) -> Any:
+        """The statistics as the metric computed them (a list of lists or an integer array)."""
+        if self._raw is None:
+            self._raw = self._raw_fn()
+        return self._raw
+
+    def stats(self) -> Any:
+        if self._matrix is None:
+            import numpy as np
+
+            self._matrix = np.asarray(self.raw(), dtype=np.float64)
+        return self._matrix
+
+    def value(self) -> float:
+        return self._value(self.raw())
+
+
+def quality_stats(name: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]], *,
+                  tokenizer: str = "13a") -> QualityStats:
+    """Start one corpus metric (TER runs in the background with the C library): a `QualityStats`."""
+    if name == "BLEU":
+        fast = fast_bleu_stats(hypotheses, references, tokenizer)
+        if fast is not None:  # BLEU without sacrebleu's per-sentence Python work (or its import)
+            return QualityStats(
+                lambda: fast, lambda raw: bleu_from_stats(raw.sum(axis=0).tolist()), bleu_from_stats,
+                lambda bs, seed: bleu_signature(len(references), tokenizer, bs, seed),
+            )
+    metric = make_metric(name, tokenizer)
+    hyps, refs = list(hypotheses), [list(r) for r in references]
+    if name == "chrF":
+        fast = fast_chrf_stats(hypotheses, references)
+        metric.num_refs = len(references)  # what reference caching would set, for the signature
+        get = (lambda: fast.tolist()) if fast is not None else (
+            lambda: sentence_stats(metric, name, tokenizer, hyps, refs))
+    elif name == "TER" and hasattr(metric, "start_corpus_statistics"):
+        get = metric.start_corpus_statistics(hyps, refs)
+    else:
+        get = lambda: sentence_stats(metric, name, tokenizer, hyps, refs)  # noqa: E731
+
+    def signature(bootstrap: int | None, seed: int | None) -> str:
+        if bootstrap:
+            metric.n_bootstrap, metric.seed = bootstrap, str(seed)
+        return metric.get_signature().format()
+
+    return QualityStats(
+        get, lambda raw: float(metric._aggregate_and_compute(raw).score),
+        lambda row: float(metric._compute_score_from_stats(list(row)).score), signature,
+    )
+
+
+def interval(scores: Sequence[float]) -> list[float]:
+    """sacrebleu's 95% interval of resampled scores (its percentile rule)."""
+    return _ci95(scores)
+
+
 def quality_score(
     name: str,
     hypotheses: Sequence[str],
@@ -404,32 +475,12 @@ def quality_score(
     `counts` (from `resample_counts`) turns on the bootstrap interval; pass the same matrix to every metric so that
     all intervals come from the same resamples.
     """
-    import numpy as np
-
-    stats = fast_bleu_stats(hypotheses, references, tokenizer) if name == "BLEU" else None
-    if stats is not None:  # BLEU without sacrebleu's per-sentence Python work (or its import)
-        value = bleu_from_stats(stats.sum(axis=0).tolist())
-        ci = None
-        if counts is not None and len(stats) > 0:
-            sums = counts @ stats.astype(np.float64)
-            ci = _ci95([bleu_from_stats(row) for row in sums.tolist()])
-        bs = counts.shape[0] if ci is not None else None
-        return {"score": value, "ci95": ci, "signature": bleu_signature(len(references), tokenizer, bs, seed)}
-    metric = make_metric(name, tokenizer)
-    fast = fast_chrf_stats(hypotheses, references) if name == "chrF" else None
-    if fast is not None:  # chrF statistics without sacrebleu's per-sentence Python work
-        metric.num_refs = len(references)  # what reference caching would set, for the signature
-        stats = fast.tolist()
-    else:
-        stats = sentence_stats(metric, name, tokenizer, list(hypotheses), [list(r) for r in references])
-    score = metric._aggregate_and_compute(stats)
+    q = quality_stats(name, hypotheses, references, tokenizer=tokenizer)
+    value = q.value()
     ci = None
-    if counts is not None and len(stats) > 0:
-        sums = counts @ np.asarray(stats, dtype=np.float64)
-        ci = _ci95([metric._compute_score_from_stats(list(row)).score for row in sums])
-        metric.n_bootstrap = counts.shape[0]
-        metric.seed = str(seed)
-    return {"score": float(score.score), "ci95": ci, "signature": metric.get_signature().format()}
+    if counts is not None and len(q.stats()) > 0:
+        ci = _ci95([q.score(row) for row in (counts @ q.stats()).tolist()])
+    return {"score": value, "ci95": ci, "signature": q.signature(counts.shape[0] if ci is not None else None, seed)}
 
 
 def norm_score(system_bleu: float, baseline_bleu: float) -> float | None:

@@ -10,6 +10,7 @@ check equality with sacrebleu on random word sequences and on real text.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from sacrebleu.metrics import TER
@@ -134,25 +135,43 @@ class FastTER(TER):
     """
 
     def _extract_corpus_statistics(self, hypotheses: Any, references: Any) -> Any:
-        from harness.metrics.native import edit_counts
+        return self.start_corpus_statistics(hypotheses, references)()
+
+    def start_corpus_statistics(self, hypotheses: Any, references: Any) -> Callable[[], list[list[float]]]:
+        """Start computing the corpus statistics (in the background with the C library); call the returned
+        function for them. Each distinct sentence is preprocessed once (sacrebleu's own `_preprocess_segment`)."""
+        from harness.metrics.native import start_edit_counts
 
         if references:
-            ref_cache = self._cache_references(references)
+            streams = [list(r) for r in references]
         elif self._ref_cache:
-            ref_cache = self._ref_cache
+            return lambda: TER._extract_corpus_statistics(self, hypotheses, None)
         else:
             raise RuntimeError("No references provided and the cache is empty.")
-        hyps = [self._preprocess_segment(h).split() for h in hypotheses]
-        refs = [kw["ref_words"] for kw in ref_cache][: len(hyps)]
-        nrefs = [len(r) for r in refs]
-        counts = edit_counts([(h, w) for h, rs in zip(hyps, refs) for w in rs])  # noqa: B905 (sacrebleu zips)
-        if counts is None:
-            return [self._compute_segment_statistics(" ".join(h), kw) for h, kw in zip(hyps, ref_cache)]  # noqa: B905
-        stats, k = [], 0
-        for rs, nr in zip(refs, nrefs):  # noqa: B905 (same length)
-            best = min(counts[k : k + nr], default=_INF)
-            stats.append([best, sum(map(len, rs)) / nr])
-            k += nr
+        sentences = set(hypotheses)
+        for stream in streams:
+            sentences.update(stream)
+        sentences.discard(None)  # sacrebleu: a None reference is no reference
+        words_of = {s: self._preprocess_segment(s).split() for s in sentences}
+        refs = [[words_of[r] for r in rs if r is not None] for rs in zip(*streams)]  # noqa: B905 (as sacrebleu)
+        sizes = {len(rs) for rs in refs}
+        self.num_refs = sizes.pop() if len(sizes) == 1 else -1  # as sacrebleu's reference caching sets it
+        hyps = [words_of[h] for h in hypotheses][: len(refs)]  # sacrebleu zips hypotheses with references
+        refs = refs[: len(hyps)]
+        job = start_edit_counts([(h, w) for h, rs in zip(hyps, refs) for w in rs])  # noqa: B905
+
+        def stats() -> list[list[float]]:
+            counts = job.result() if job is not None else None
+            if counts is None:
+                kws = [{"ref_words": rs} for rs in refs]
+                return [self._compute_segment_statistics(" ".join(h), kw) for h, kw in zip(hyps, kws)]  # noqa: B905
+            out, k = [], 0
+            for rs in refs:
+                nr = len(rs)
+                out.append([min(counts[k : k + nr], default=_INF), sum(map(len, rs)) / nr])
+                k += nr
+            return out
+
         return stats
 
     def _compute_segment_statistics(self, hypothesis: str, ref_kwargs: dict[str, Any]) -> list[float]:

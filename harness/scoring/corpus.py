@@ -20,7 +20,7 @@ from harness import __version__, metric_registry
 from harness.errors import HarnessError
 from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
-from harness.metrics.quality import norm_score, quality_score, resample_counts
+from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
 
 __all__ = [
@@ -95,11 +95,21 @@ def instance_metrics(
     )
 
 
-def _mean_records(columns: list[Any], counts: Any) -> list[tuple[float | None, list[float] | None]]:
+def _latency_columns(columns: list[Any]) -> tuple[Any, Any]:
+    """(values with NaN as 0, validity as 0/1), both (n, k) float64, of per-instance value columns."""
+    import numpy as np
+
+    values = np.stack(columns, axis=1)
+    valid = ~np.isnan(values)
+    return np.where(valid, values, 0.0), valid.astype(np.float64)
+
+
+def _mean_records(columns: list[Any], counts: Any, resampled: Any = None
+                  ) -> list[tuple[float | None, list[float] | None]]:
     """Per column of per-instance values: the mean over its non-NaN values and its bootstrap 95% interval.
 
-    Every interval comes from the same resamples (`counts`); the resampled sums of all columns are one matrix
-    product, so the (resamples x instances) matrix is read once.
+    Every interval comes from the same resamples (`counts`). `resampled` is `counts @ hstack(_latency_columns)`
+    when the caller computed it with other metrics' sums in one pass; else it is computed here.
     """
     import numpy as np
 
@@ -108,11 +118,13 @@ def _mean_records(columns: list[Any], counts: Any) -> list[tuple[float | None, l
         return out
     values = np.stack(columns, axis=1)
     valid = ~np.isnan(values)
+    k_all = values.shape[1]
     sums = denoms = None
     if counts is not None:
-        sums = counts @ np.where(valid, values, 0.0)
-        denoms = counts @ valid.astype(np.float64)
-    for k in range(values.shape[1]):
+        if resampled is None:
+            resampled = counts @ np.hstack(_latency_columns(columns))
+        sums, denoms = resampled[:, :k_all], resampled[:, k_all:]
+    for k in range(k_all):
         ok_rows = valid[:, k]
         if not ok_rows.any():
             out.append((None, None))
@@ -202,21 +214,18 @@ def score_records_with_instances(
                 raise HarnessError(f"instance {rec.get('index')}: no reference set {name!r}")
             refs_by_set[name].append(refs[name])
     hyps = [rec["prediction"] for rec in records]
-    counts = resample_counts(len(records), bootstrap, seed) if bootstrap > 1 else None
     out: dict[str, Any] = {}
-
-    # quality: each set alone (the first unqualified), then all sets together
+    # quality: each set alone (the first unqualified), then all sets together; TER starts first (its C code runs
+    # in a background thread while the other metrics are computed here)
     groups: list[tuple[str, str, list[list[str]]]] = []
     for i, name in enumerate(sets):
         groups.append(("" if i == 0 else f"@{name}", name, [refs_by_set[name]]))
     if len(sets) > 1:
         groups.append(("@multi", "+".join(sets), [refs_by_set[n] for n in sets]))
-    for suffix, set_name, streams in groups:
-        for metric in (m for m in QUALITY_METRICS if m in wanted):
-            rec = quality_score(metric, hyps, streams, tokenizer=tokenizer, counts=counts, seed=seed)
-            rec["reference_set"] = set_name
-            rec.update(metric_registry.describe_key(metric + suffix))
-            out[metric + suffix] = rec
+    order = sorted((m for m in QUALITY_METRICS if m in wanted), key=lambda m: m != "TER")
+    started = {(metric, suffix): quality_stats(metric, hyps, streams, tokenizer=tokenizer)
+               for metric in order for suffix, _, streams in groups}
+    counts = resample_counts(len(records), bootstrap, seed) if bootstrap > 1 else None
 
     # latency on the first reference set
     import numpy as np
@@ -226,7 +235,36 @@ def score_records_with_instances(
     plain = [n for n in LATENCY_METRICS if n in wanted]
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     empty = np.full(len(records), np.nan)
-    means = _mean_records([per_instance.get(name, empty) for name in names], counts)
+    columns = [per_instance.get(name, empty) for name in names]
+
+    # every metric's resampled sums in one pass over the resamples
+    quality_keys = [(metric, suffix) for suffix, _, _ in groups for metric in QUALITY_METRICS if metric in wanted]
+    resampled: dict[Any, Any] = {}
+    if counts is not None:
+        blocks = [started[key].stats() for key in quality_keys]
+        if columns:
+            blocks.extend(_latency_columns(columns))
+        widths = [b.shape[1] for b in blocks]
+        sums = counts @ np.hstack(blocks) if blocks else None
+        edges = np.cumsum([0, *widths]).tolist()
+        for i, key in enumerate(quality_keys):
+            resampled[key] = sums[:, edges[i] : edges[i + 1]] if sums is not None else None
+        if columns and sums is not None:
+            resampled["latency"] = sums[:, edges[len(quality_keys)] :]
+
+    for suffix, set_name, _ in groups:
+        for metric in (m for m in QUALITY_METRICS if m in wanted):
+            q = started[(metric, suffix)]
+            ci = None
+            if counts is not None and len(q.stats()) > 0:
+                ci = interval([q.score(row) for row in resampled[(metric, suffix)].tolist()])
+            rec = {"score": q.value(), "ci95": ci,
+                   "signature": q.signature(counts.shape[0] if ci is not None else None, seed),
+                   "reference_set": set_name}
+            rec.update(metric_registry.describe_key(metric + suffix))
+            out[metric + suffix] = rec
+
+    means = _mean_records(columns, counts, resampled.get("latency"))
     for name, (score, ci) in zip(names, means, strict=True):
         base = name.removesuffix("_CA")
         entry: dict[str, Any] = {
