@@ -29,7 +29,8 @@ from harness.run.sandbox import (
     server_user,
 )
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe, log_tail
+from harness.run.tail import log_tail
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
 SERVER_PORT = 8000
 SERVER_LOG_MAX_BYTES = 5_000_000

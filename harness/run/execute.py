@@ -21,8 +21,8 @@ from typing import Protocol
 from harness import layout
 from harness.run import failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
-from harness.run.tail import last_lines
-from harness.run.watch import Participant, ServerOutput, log_tail, watch
+from harness.run.tail import last_lines, log_tail
+from harness.run.watch import Participant, ServerOutput, watch
 from harness.runlog import read_statuses
 
 

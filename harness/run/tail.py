@@ -1,4 +1,5 @@
-"""The last lines of a participant's output (client.log), as shown with every failed run: the cause of a crash
+"""The last lines of a log: a participant's output (client.log), as shown with every failed run, and the server's
+(server.log) in a reason when it died or never answered. For client.log: the cause of a crash
 (`/bin/sh: 1: harnes: not found`, `No module named 'simuleval'`) is usually there and nowhere else."""
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ def last_lines(path: Path, n: int = TAIL_LINES, width: int = TAIL_WIDTH) -> list
     if size > _READ_BYTES and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one
     return [_cap(printable(ln), width) for ln in lines[-n:]]
+
+
+def log_tail(path: Path, n: int = 300) -> str:
+    """The end of a log as one line of at most `n` characters, for a reason ("" when it cannot be read)."""
+    text = " ".join(" ".join(line.split()) for line in last_lines(path, TAIL_LINES, n))
+    return text[-n:]
 
 
 def _cap(text: str, width: int) -> str:

@@ -72,14 +72,6 @@ class LogPump(threading.Thread):
         self.ended = True
 
 
-def log_tail(path: Path, n: int = 300) -> str:
-    """The last `n` characters of a log as one line ("" when it cannot be read)."""
-    try:
-        return " ".join(path.read_text(encoding="utf-8", errors="replace")[-n:].split())
-    except OSError:
-        return ""
-
-
 class ServerOutput(Protocol):
     """The server's output stream as the watchdog sees it (a `LogPump`)."""
 
