@@ -1,0 +1,1 @@
+"""Long-form (unsegmented) speech: recordings streamed whole, output resegmented onto reference sentences."""
