@@ -7,6 +7,7 @@ config are relative to the config file's folder and are resolved here, once.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ LATENCY_UNITS = ("word", "char")
 TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
-_TOP_FIELDS = ("task", "tracks", "limits")
+_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm")
+BACKENDS = ("local", "swarm")
+_SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline")
 _PRIMARY_FIELDS = ("quality", "latency")
@@ -106,6 +109,16 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class SwarmSettings:
+    """Where runs go on a Docker Swarm (`backend: swarm`): the registry every node pulls submission images from
+    (None: a single-node swarm, images are already on the node) and the node label of the node that holds the
+    hidden data and the results folder (`LABEL=VALUE` or `LABEL`, meaning `LABEL=true`; None: the manager)."""
+
+    registry: str | None = None
+    data_label: str | None = None
+
+
+@dataclass(frozen=True)
 class TaskConfig:
     """A whole task config file."""
 
@@ -114,6 +127,8 @@ class TaskConfig:
     tracks: tuple[Track, ...]
     limits: Limits = field(default_factory=Limits)
     sha256: str = ""
+    backend: str = "local"
+    swarm: SwarmSettings = field(default_factory=SwarmSettings)
 
     def track(self, name: str | None = None) -> Track:
         """The track called `name`; without a name, the only track (error if there are several)."""
@@ -166,7 +181,7 @@ class _Reader:
     def choice(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any = ...) -> str:
         value = self.get(m, key, where, str, default)
         if value not in choices:
-            raise self.fail(f"{where}.{key}", not_one_of(value, choices))
+            raise self.fail(f"{where}.{key}" if where else key, not_one_of(value, choices))
         return value
 
     def names(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any) -> tuple[str, ...]:
@@ -304,10 +319,24 @@ def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
             raise r.fail(f"tracks[{i}].name", f"duplicate track name {t.name!r}")
         seen.add(t.name)
     limits = _limits(r, m.get("limits") or {})
+    backend = r.choice(m, "backend", "", BACKENDS, "local")
     return TaskConfig(
         path=p.resolve(),
         task=r.get(m, "task", "", str),
         tracks=tracks,
         limits=limits,
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        backend=backend,
+        swarm=_swarm(r, m.get("swarm") or {}),
     )
+
+
+def _swarm(r: _Reader, raw: Any) -> SwarmSettings:
+    m = r.mapping(raw, "swarm", _SWARM_FIELDS)
+    registry = r.get(m, "registry", "swarm", str, None)
+    if registry is not None and not re.fullmatch(r"[A-Za-z0-9.-]+(:\d{1,5})?", registry):
+        raise r.fail("swarm.registry", f"expected HOST:PORT, got {registry!r}")
+    label = r.get(m, "data_label", "swarm", str, None)
+    if label is not None and not re.fullmatch(r"[A-Za-z0-9._-]+(=[A-Za-z0-9._-]+)?", label):
+        raise r.fail("swarm.data_label", f"expected LABEL or LABEL=VALUE, got {label!r}")
+    return SwarmSettings(registry=registry, data_label=label)

@@ -42,6 +42,10 @@ class EvaluateOptions:
     #: network of the Dockerfile's RUN steps. Builds get the engine's default network: no hidden data exists at
     #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
     build_network: str = "default"
+    #: where runs happen: `local` (containers on this engine) or `swarm` (services on the swarm this engine
+    #: manages); None: the task config's `backend:`
+    backend: str | None = None
+    registry: str | None = None  # swarm: HOST:PORT every node pulls from (None: the config's swarm.registry)
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -59,6 +63,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     check_results_folder(opts.output, opts.resume, opts.overwrite)
     previous = previous_runs(opts.output)
     api = docker_api()
+    check_backend(opts, api)
     remove_resources(api)  # leftovers of killed harness processes
     server_image = opts.server_image
     if server_image is None:
@@ -92,6 +97,37 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     progress.close()
     finish_results(opts.config, opts.output, merge_runs(previous, runs))
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
+
+
+def backend_name(opts: EvaluateOptions) -> str:
+    """The backend of this evaluation: the command line's, else the task config's."""
+    return opts.backend or opts.config.backend
+
+
+def registry_of(opts: EvaluateOptions) -> str | None:
+    """The swarm registry: the command line's, else the task config's (None: single node, no registry)."""
+    return opts.registry or opts.config.swarm.registry
+
+
+def check_backend(opts: EvaluateOptions, api: Any) -> None:
+    """Before any run: the swarm backend needs a manager, an answering registry (if one is named) and a node with
+    the data label; each failure is one line."""
+    if backend_name(opts) != "swarm":
+        if opts.registry:
+            raise HarnessError("--registry is for --backend swarm")
+        return
+    from harness.run.failures import InfraError
+    from harness.run.swarm_backend import check_data_node, swarm_manager
+    from harness.run.swarm_registry import check_registry
+
+    try:
+        swarm_manager(api)
+        check_data_node(api, opts.config.swarm.data_label)
+    except InfraError as exc:
+        raise HarnessError(str(exc)) from None
+    registry = registry_of(opts)
+    if registry:
+        check_registry(registry)
 
 
 def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,

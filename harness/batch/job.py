@@ -23,7 +23,7 @@ from harness.config import Dataset, TaskConfig, Track
 from harness.errors import HarnessError, SubmissionError
 from harness.intake.discover import SubmissionRef
 from harness.run import failures
-from harness.run.execute import execute_run
+from harness.run.execute import Backend, execute_run
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.runlog import read_statuses
 
@@ -220,6 +220,16 @@ class SubmissionJob:
         tail = entry.get("client_log_tail") if outcome.status != failures.OK else None
         return record(self.sub_id, self.meta, ds_name, outcome, scores, self.opts.config, tail)
 
+    def _backend(self) -> Backend | None:
+        """A fresh backend for one run attempt (None: execute_run's default, the local Docker engine)."""
+        from harness.batch.evaluate import backend_name, registry_of
+
+        if backend_name(self.opts) != "swarm":
+            return None
+        from harness.run.swarm_backend import SwarmBackend
+
+        return SwarmBackend(registry_of(self.opts), self.opts.config.swarm.data_label)
+
     def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
                  expected: int) -> tuple[RunResult, list[dict[str, Any]]]:
         """The isolated run, retried once on infra_error; (result, every attempt's status and reason)."""
@@ -232,7 +242,7 @@ class SubmissionJob:
                            dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
-                self.sub_id, state="running", done=d, total=n))
+                self.sub_id, state="running", done=d, total=n), backend=self._backend())
             attempts.append({"attempt": attempt + 1, "status": result.outcome.status,
                              "reason": result.outcome.reason})
             if not failures.should_retry(result.outcome.status, attempt):

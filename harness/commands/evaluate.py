@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and their lines of summary.json, are kept)")
     parser.add_argument("--build-network", default="default",
                         help="network of the submissions' RUN build steps ('none' forbids downloads; default: default)")
+    parser.add_argument("--backend", choices=("local", "swarm"), default=None,
+                        help="where runs happen: local (this Docker engine) or swarm (services on the swarm this "
+                             "engine manages); default: the task config's `backend:` (local)")
+    parser.add_argument("--registry", default=None, metavar="HOST:PORT",
+                        help="swarm: the registry every node pulls submission images from (pushed once, run by "
+                             "digest); default: the task config's swarm.registry; none on a single-node swarm")
     parser.add_argument("--server-image", default=None,
                         help="image of the evaluation server (default: the harness base image, built if missing)")
 
@@ -56,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     check_results_folder(opts.output, opts.resume, opts.overwrite)
     opts.server_image = args.server_image
     opts.build_network = args.build_network
+    opts.backend, opts.registry = args.backend, args.registry
     install_signal_handlers()
     summary = evaluate(opts)
     named = {ref.id for ref in opts.submissions}

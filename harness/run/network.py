@@ -87,12 +87,25 @@ def _orphaned(lbl: dict[str, str], only_pid: int | None) -> bool:
     return bool(started) and started != _start_time(pid) != ""  # the pid now belongs to another process
 
 
-def remove_resources(api: Any, only_pid: int | None = None) -> dict[str, int]:
-    """Remove labelled containers, then networks: those of `only_pid`, or (None) those of dead harness processes.
+def _swarm_services(api: Any) -> list[dict[str, Any]]:
+    """The harness's services when this engine is a swarm manager, else none."""
+    if not ((api.info().get("Swarm") or {}).get("ControlAvailable")):
+        return []
+    return list(api.services(filters={"label": f"{LABEL}=1"}))
 
-    Returns how many containers and networks were removed.
+
+def remove_resources(api: Any, only_pid: int | None = None) -> dict[str, int]:
+    """Remove labelled swarm services, containers, then networks: those of `only_pid`, or (None) those of dead
+    harness processes. Returns how many of each were removed.
     """
-    removed = {"containers": 0, "networks": 0}
+    removed = {"services": 0, "containers": 0, "networks": 0}
+    for s in _swarm_services(api):
+        if _orphaned((s.get("Spec") or {}).get("Labels") or {}, only_pid):
+            try:
+                api.remove_service(s["ID"])
+                removed["services"] += 1
+            except Exception:  # noqa: BLE001 - already gone
+                pass
     for c in api.containers(all=True, filters={"label": f"{LABEL}=1"}):
         if _orphaned(c.get("Labels") or {}, only_pid):
             try:

@@ -190,6 +190,8 @@ def applied_isolation(container: dict[str, Any], network: dict[str, Any] | None)
         "gpus": gpus,
         "network_mode": hc.get("NetworkMode"),
         "network_internal": bool((network or {}).get("Internal")),
-        "network_host_address": net_opts.get("com.docker.network.bridge.inhibit_ipv4") != "true",
+        # an overlay network has no interface on the host; a bridge has one unless its IPv4 address is inhibited
+        "network_host_address": (network or {}).get("Driver") != "overlay"
+                                and net_opts.get("com.docker.network.bridge.inhibit_ipv4") != "true",
         "ulimits": hc.get("Ulimits") or [],
     }

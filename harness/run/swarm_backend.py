@@ -1,0 +1,337 @@
+"""The Swarm backend of `execute_run`: a run as two services on a Docker Swarm (`--backend swarm`).
+
+The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (not attachable: only
+services the harness creates join it), the server service pinned to the data node (`swarm_services`), the health
+probe run inside the server's container, then the participant service; its task's exit code is the run's. Images
+reach other nodes through the organizer's registry (`--registry HOST:PORT`, pushed once per image, services pinned
+by digest: `swarm_registry`); a single-node swarm needs none.
+
+Faults: a task the swarm rejects, fails to start or loses (node down, no node with the resources asked) is an
+`InfraError` (the run is retried once); a task that waits for resources longer than the start-up budget ends the
+run with the swarm's own reason. Teardown removes the services, then the network; labelled services of a killed
+harness are removed at the next start (`network.remove_resources`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from harness import layout
+from harness.config import Limits
+from harness.run import failures, network
+from harness.run.deadlines import under_timeout, under_watchdog
+from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api
+from harness.run.sandbox import (
+    SandboxPolicy,
+    applied_isolation,
+    give_run_folder_to_server,
+    participant_user,
+    server_user,
+)
+from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.swarm_registry import pinned_image
+from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
+from harness.run.tail import log_tail
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
+
+#: task states after which a task never runs again
+ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
+#: how long a task may wait for a node (pending: no node with the resources or the label asked)
+PLACEMENT_TIMEOUT_S = 120.0
+POLL_S = 0.1
+
+
+def swarm_manager(api: Any) -> dict[str, Any]:
+    """This engine's swarm state; an InfraError with the fix when it is not an active manager."""
+    state = (api.info().get("Swarm") or {})
+    if state.get("LocalNodeState") != "active" or not state.get("ControlAvailable"):
+        raise failures.InfraError("--backend swarm: this Docker engine is not a swarm manager "
+                                  "(run `docker swarm init`, or point DOCKER_HOST at a manager)")
+    return state
+
+
+def _create_service(api: Any, spec: dict[str, Any]) -> str:
+    return str(api._result(api._post_json(api._url("/services/create"), data=spec), True)["ID"])
+
+
+def _task(api: Any, service_id: str) -> dict[str, Any] | None:
+    """The newest task of a one-replica service (None before the scheduler made one)."""
+    tasks = api.tasks(filters={"service": service_id})
+    return max(tasks, key=lambda t: t.get("CreatedAt", "")) if tasks else None
+
+
+def _task_reason(task: dict[str, Any]) -> str:
+    st = task.get("Status") or {}
+    return (st.get("Err") or st.get("Message") or st.get("State") or "unknown").splitlines()[0]
+
+
+def wait_task_running(api: Any, service_id: str, what: str, budget_s: float) -> dict[str, Any]:
+    """Wait until the service's task runs (or already ended: a quick exit); an InfraError naming the swarm's reason
+    if it is rejected, or still unplaced after `budget_s`."""
+    deadline = time.monotonic() + budget_s
+    task: dict[str, Any] | None = None
+    while time.monotonic() < deadline:
+        task = _task(api, service_id)
+        state = ((task or {}).get("Status") or {}).get("State")
+        if state == "running" or state == "complete":
+            return task or {}
+        if state in ("failed", "rejected", "orphaned", "shutdown", "remove"):
+            if state == "failed" and ((task or {}).get("Status") or {}).get("ContainerStatus", {}).get("ContainerID"):
+                return task or {}  # it ran and exited: the exit code is the participant's
+            raise failures.InfraError(f"swarm {what} task {state}: {_task_reason(task or {})}")
+        time.sleep(POLL_S)
+    reason = _task_reason(task) if task else "no task scheduled"
+    raise failures.InfraError(f"swarm {what} task not started after {budget_s:.0f} s: {reason}")
+
+
+class _Task:
+    """The participant's task as the watchdog sees it: its exit code once it ended; kill = stop the service."""
+
+    def __init__(self, api: Any, service_id: str) -> None:
+        self.api, self.service_id = api, service_id
+        self.final: dict[str, Any] | None = None
+
+    def wait(self, seconds: float) -> int | None:
+        deadline = time.monotonic() + seconds
+        while True:
+            task = _task(self.api, self.service_id)
+            st = (task or {}).get("Status") or {}
+            if st.get("State") in ENDED:
+                self.final = task
+                if st.get("State") in ("complete", "failed") and "ContainerStatus" in st:
+                    return int(st["ContainerStatus"].get("ExitCode") or 0)
+                raise failures.InfraError(f"swarm participant task {st.get('State')}: {_task_reason(task or {})}")
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+
+    def kill(self) -> None:
+        task = _task(self.api, self.service_id)
+        cid = (((task or {}).get("Status") or {}).get("ContainerStatus") or {}).get("ContainerID")
+        try:
+            if cid:
+                self.api.kill(cid)
+            else:
+                self.api.remove_service(self.service_id)
+        except Exception:  # noqa: BLE001 - it ended meanwhile, or lives on another node (removed at teardown)
+            try:
+                self.api.remove_service(self.service_id)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+class SwarmBackend:
+    """One run as swarm services on a per-run internal overlay network; see the module docstring."""
+
+    def __init__(self, registry: str | None = None, data_label: str | None = None) -> None:
+        self.api: Any = docker_api()
+        self.state = swarm_manager(self.api)
+        self.registry, self.data_label = registry, data_label
+        self.services: list[str] = []
+        self.net: dict[str, Any] | None = None
+        self.server_service = ""
+        self.server_cid = ""
+        self.part_spec: dict[str, Any] | None = None
+        self.part_service = ""
+        self.part_task: _Task | None = None
+        self.part_cid = ""
+        self.server_pump: LogPump | None = None
+        self.client_pump: LogPump | None = None
+        self.limits: Limits | None = None
+        self.images: dict[str, str] = {}
+
+    def _local_node(self) -> str:
+        return str(self.state.get("NodeID") or "")
+
+    def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        t0 = time.monotonic()
+        api = self.api
+        self.limits = spec.config.limits
+        name = f"harness-{spec.run_id}"
+        created = api.create_network(f"{name}-net", driver="overlay", internal=True, attachable=False,
+                                     labels=network.labels(spec.run_id, "network"), check_duplicate=True)
+        self.net = api.inspect_network(created["Id"])
+        timings["network_s"] = time.monotonic() - t0
+        give_run_folder_to_server(spec.out_dir)
+        image = pinned_image(api, spec.server_image, self.registry)
+        self.images["server"] = image
+        svc = server_service(
+            name=f"{name}-server", image=image, argv=under_timeout(server_command(spec, SERVER_PORT, "0.0.0.0"),
+                                                                    spec.config.limits),
+            user=server_user(), labels=network.labels(spec.run_id, "server"), network_id=self.net["Id"],
+            alias=network.SERVER_ALIAS, limits=spec.config.limits, config=spec.config, out_dir=str(spec.out_dir),
+            data_label=self.data_label)
+        self.server_service = _create_service(api, svc)
+        self.services.append(self.server_service)
+        self.server_pump = LogPump(self._server_logs, run_dir.server_log, SERVER_LOG_MAX_BYTES)
+        self.server_pump.start()
+
+    def _server_logs(self) -> Iterator[bytes]:
+        task = wait_task_running(self.api, self.server_service, "server", PLACEMENT_TIMEOUT_S)
+        cid = task["Status"]["ContainerStatus"]["ContainerID"]
+        return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
+
+    def prepare_participant(self, spec: RunSpec) -> None:
+        api = self.api
+        image = pinned_image(api, spec.submission_image, self.registry)
+        self.images["participant"] = image
+        user = participant_user(spec.image_user if spec.image_user is not None
+                                else api.inspect_image(spec.submission_image)["Config"].get("User"))
+        policy = SandboxPolicy.from_limits(spec.config.limits)
+        host = network.SERVER_ALIAS
+        nodes = api.nodes(filters={"role": "worker"}) if self.state.get("Nodes", 1) > 1 else []
+        avoid = self._data_node() if nodes else None
+        argv = participant_argv(spec.command)
+        if isinstance(spec.command, str):
+            argv = under_watchdog(argv, spec.config.limits)
+        assert self.net is not None
+        self.part_spec = participant_service(
+            name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
+            labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
+            env=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT), avoid_data_node=avoid)
+
+    def _data_node(self) -> str | None:
+        task = _task(self.api, self.server_service)
+        return (task or {}).get("NodeID") or None
+
+    def wait_server_ready(self, run_dir: layout.RunDir) -> None:
+        api = self.api
+        task = wait_task_running(api, self.server_service, "server", PLACEMENT_TIMEOUT_S)
+        if task.get("NodeID") != self._local_node():
+            raise failures.InfraError(f"swarm server task runs on node {task.get('NodeID')}, not on this manager; "
+                                      "run the harness on the data node")
+        self.server_cid = task["Status"]["ContainerStatus"]["ContainerID"]
+        probe = api.exec_create(self.server_cid, ["python3", "-c", health_probe(SERVER_PORT)])
+        api.exec_start(probe["Id"])
+        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
+            if self.server_pump is not None:
+                self.server_pump.join(2)
+            raise failures.InfraError(f"server not healthy: {log_tail(run_dir.server_log)}")
+
+    def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Task:
+        assert self.part_spec is not None
+        self.part_service = _create_service(self.api, self.part_spec)
+        self.services.append(self.part_service)
+        budget = max(SERVER_READY_TIMEOUT_S, PLACEMENT_TIMEOUT_S)
+        wait_task_running(self.api, self.part_service, "participant", budget)
+        self.client_pump = LogPump(self._participant_logs, run_dir.client_log, spec.config.limits.client_log_max_bytes)
+        self.client_pump.start()
+        self.part_task = _Task(self.api, self.part_service)
+        return self.part_task
+
+    def _participant_logs(self) -> Iterator[bytes]:
+        """The container's own log stream when it runs here (it ends when the container exits), else the swarm's
+        service log stream (collected until the task ended)."""
+        task = _task(self.api, self.part_service) or {}
+        cid = ((task.get("Status") or {}).get("ContainerStatus") or {}).get("ContainerID")
+        if cid and task.get("NodeID") == self._local_node():
+            self.part_cid = cid
+            return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
+        return iter(self.api.service_logs(self.part_service, stdout=True, stderr=True, follow=True))
+
+    def server_output(self) -> ServerOutput:
+        assert self.server_pump is not None
+        return self.server_pump
+
+    def collect(self, result: RunResult, run_dir: layout.RunDir) -> None:
+        api = self.api
+        assert self.client_pump is not None and self.net is not None and self.part_task is not None
+        self.client_pump.join(5)
+        task = self.part_task.final or _task(api, self.part_service) or {}
+        status = task.get("Status") or {}
+        cid = (status.get("ContainerStatus") or {}).get("ContainerID")
+        if result.exit_code is None and "ContainerStatus" in status:
+            result.exit_code = status["ContainerStatus"].get("ExitCode")
+        node = task.get("NodeID")
+        placement: dict[str, Any] = {"backend": "swarm", "participant_node": _hostname(api, node),
+                                     "server_node": _hostname(api, self._data_node()),
+                                     "image": self.images.get("participant"),
+                                     "server_image": self.images.get("server"),
+                                     "not_applied_by_swarm": SWARM_GAPS}
+        gpu = [g for g in (task.get("AssignedGenericResources") or [])]
+        if gpu:
+            placement["gpus_assigned"] = [((g.get("NamedResourceSpec") or {}).get("Value")
+                                           or (g.get("DiscreteResourceSpec") or {}).get("Value")) for g in gpu]
+        if cid and node == self._local_node():
+            info = api.inspect_container(cid)
+            result.oom_killed = bool(info["State"].get("OOMKilled"))
+            placement["image_id"] = info.get("Image")
+            result.isolation = {**applied_isolation(info, self.net), **placement}
+        else:  # the container is on another node: what the swarm reports, from the service spec
+            result.isolation = {"read_back": "service spec (container on another node)", **placement}
+        result.client_log_truncated = self.client_pump.truncated
+
+    def server_exit(self) -> str | None:
+        task = _task(self.api, self.server_service) or {}
+        st = task.get("Status") or {}
+        if st.get("State") == "running":
+            return None
+        if self.server_cid:
+            try:
+                state = self.api.inspect_container(self.server_cid)["State"]
+                if state.get("OOMKilled"):
+                    assert self.limits is not None
+                    return f"ran out of memory (limits.server_memory {self.limits.server_memory})"
+                return f"exited with code {state.get('ExitCode')}"
+            except Exception:  # noqa: BLE001 - gone with its node
+                pass
+        return f"swarm task {st.get('State')}: {_task_reason(task)}"
+
+    def teardown(self) -> None:
+        for cid in (self.part_cid, self.server_cid):  # local containers stop at once, not after the grace period
+            if cid:
+                try:
+                    self.api.kill(cid)
+                except Exception:  # noqa: BLE001 - already exited
+                    pass
+        remove_services(self.api, self.services, self.net["Id"] if self.net else None)
+        for pump in (self.server_pump, self.client_pump):
+            if pump is not None:
+                pump.join(2)
+
+
+def _hostname(api: Any, node_id: str | None) -> str | None:
+    if not node_id:
+        return None
+    try:
+        return str(api.inspect_node(node_id)["Description"]["Hostname"])
+    except Exception:  # noqa: BLE001
+        return node_id
+
+
+def remove_services(api: Any, services: list[str], net_id: str | None, budget_s: float = 30.0) -> None:
+    """Remove a run's services (their tasks' containers go with them), then its network once no task holds it;
+    errors are ignored, leftovers are caught by the next start's `remove_resources`."""
+    for sid in services:
+        try:
+            api.remove_service(sid)
+        except Exception:  # noqa: BLE001
+            pass
+    if not net_id:
+        return
+    deadline = time.monotonic() + budget_s
+    while time.monotonic() < deadline:
+        try:
+            api.remove_network(net_id)
+            return
+        except Exception as exc:  # noqa: BLE001 - endpoints still attached while tasks shut down
+            if "not found" in str(exc).lower():
+                return
+            time.sleep(0.2)
+
+
+def check_data_node(api: Any, data_label: str | None) -> str:
+    """The hostname of the data node (`swarm.data_label`, default the manager); an InfraError if no node has it."""
+    nodes = api.nodes()
+    if not data_label:
+        managers = [n for n in nodes if (n.get("Spec") or {}).get("Role") == "manager"]
+        return str(managers[0]["Description"]["Hostname"]) if managers else ""
+    key, _, value = data_label.partition("=")
+    value = value or "true"
+    for n in nodes:
+        if ((n.get("Spec") or {}).get("Labels") or {}).get(key) == value:
+            return str(n["Description"]["Hostname"])
+    raise failures.InfraError(f"swarm.data_label: no node has the label {key}={value} "
+                              f"(set it with `docker node update --label-add {key}={value} NODE`)")
