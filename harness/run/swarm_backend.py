@@ -34,7 +34,7 @@ from harness.run.spec import RunResult, RunSpec, participant_argv, server_comman
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
 from harness.run.tail import log_tail
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
+from harness.run.watch import LogPump, ServerOutput, health_probe
 
 #: task states after which a task never runs again
 ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
@@ -125,7 +125,9 @@ class _Task:
 class SwarmBackend:
     """One run as swarm services on a per-run internal overlay network; see the module docstring."""
 
-    def __init__(self, registry: str | None = None, data_label: str | None = None) -> None:
+    def __init__(self, registry: str | None = None, data_label: str | None = None,
+                 placement_timeout_s: float = PLACEMENT_TIMEOUT_S) -> None:
+        self.placement_timeout_s = placement_timeout_s
         self.api: Any = docker_api()
         self.state = swarm_manager(self.api)
         self.registry, self.data_label = registry, data_label
@@ -169,7 +171,7 @@ class SwarmBackend:
         self.server_pump.start()
 
     def _server_logs(self) -> Iterator[bytes]:
-        task = wait_task_running(self.api, self.server_service, "server", PLACEMENT_TIMEOUT_S)
+        task = wait_task_running(self.api, self.server_service, "server", self.placement_timeout_s)
         cid = task["Status"]["ContainerStatus"]["ContainerID"]
         return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
 
@@ -198,7 +200,7 @@ class SwarmBackend:
 
     def wait_server_ready(self, run_dir: layout.RunDir) -> None:
         api = self.api
-        task = wait_task_running(api, self.server_service, "server", PLACEMENT_TIMEOUT_S)
+        task = wait_task_running(api, self.server_service, "server", self.placement_timeout_s)
         if task.get("NodeID") != self._local_node():
             raise failures.InfraError(f"swarm server task runs on node {task.get('NodeID')}, not on this manager; "
                                       "run the harness on the data node")
@@ -214,8 +216,7 @@ class SwarmBackend:
         assert self.part_spec is not None
         self.part_service = _create_service(self.api, self.part_spec)
         self.services.append(self.part_service)
-        budget = max(SERVER_READY_TIMEOUT_S, PLACEMENT_TIMEOUT_S)
-        wait_task_running(self.api, self.part_service, "participant", budget)
+        wait_task_running(self.api, self.part_service, "participant", self.placement_timeout_s)
         self.client_pump = LogPump(self._participant_logs, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         self.client_pump.start()
         self.part_task = _Task(self.api, self.part_service)
@@ -302,24 +303,28 @@ def _hostname(api: Any, node_id: str | None) -> str | None:
 
 
 def remove_services(api: Any, services: list[str], net_id: str | None, budget_s: float = 30.0) -> None:
-    """Remove a run's services (their tasks' containers go with them), then its network once no task holds it;
-    errors are ignored, leftovers are caught by the next start's `remove_resources`."""
+    """Remove a run's services, wait (bounded) until this node holds none of their containers, then remove the
+    network; errors are ignored, leftovers are caught by the next start's `remove_resources`."""
     for sid in services:
         try:
             api.remove_service(sid)
         except Exception:  # noqa: BLE001
             pass
-    if not net_id:
-        return
     deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
+    for sid in services:  # the node's agent removes each task's container after the service is gone
+        of_service = {"label": f"com.docker.swarm.service.id={sid}"}
+        while time.monotonic() < deadline and api.containers(all=True, filters=of_service):
+            time.sleep(0.1)
+    while net_id and time.monotonic() < deadline:
         try:
             api.remove_network(net_id)
-            return
         except Exception as exc:  # noqa: BLE001 - endpoints still attached while tasks shut down
-            if "not found" in str(exc).lower():
-                return
-            time.sleep(0.2)
+            if "not found" not in str(exc).lower():
+                time.sleep(0.1)
+                continue
+        if not api.networks(ids=[net_id]):
+            return
+        time.sleep(0.1)
 
 
 def check_data_node(api: Any, data_label: str | None) -> str:

@@ -62,9 +62,13 @@ def patient_config(folder: Path) -> Path:
 
 
 def leftovers(label: str) -> list[str]:
-    """Containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
+    """Swarm services, containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
+    swarm = subprocess.run(["docker", "info", "-f", "{{.Swarm.ControlAvailable}}"], capture_output=True,
+                           text=True, check=True).stdout.strip() == "true"
+    services = subprocess.run(["docker", "service", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
+                              text=True, check=True).stdout.split() if swarm else []
     ps = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={label}"], capture_output=True,
                         text=True, check=True).stdout.split()
     nets = subprocess.run(["docker", "network", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
                           text=True, check=True).stdout.split()
-    return ps + nets
+    return services + ps + nets

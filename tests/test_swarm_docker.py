@@ -1,0 +1,265 @@
+"""The Swarm backend on a real single-node swarm: runs as services give the local backend's results, the participant
+is confined (flags read back from the container that ran), reaches only its own run's server, and nothing of a run
+is left behind; a GPU the swarm does not have, a missing data label and a dead registry are one line each.
+
+The module's fixture makes this engine a swarm manager if it is not one (advertising 127.0.0.1: this kernel has
+VXLAN but no IPVS, so services use `--endpoint-mode dnsrr`) and leaves the swarm afterwards if it made it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.config import load_config
+from harness.run import failures, network
+from harness.run.docker_backend import docker_api
+from harness.run.execute import execute_run
+from harness.run.spec import RunResult, RunSpec
+from harness.run.swarm_backend import SwarmBackend, remove_services, wait_task_running
+from harness.scoring.corpus import score_path
+from harness.sizes import parse_bytes
+from tests.evaluate_data.support import CONFIG, HERE, leftovers, make_submission
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _swarm_state() -> str:
+    return subprocess.run(["docker", "info", "-f", "{{.Swarm.LocalNodeState}}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def swarm():
+    """This engine as a single-node swarm manager for the module; left afterwards if the fixture made it."""
+    made = _swarm_state() != "active"
+    if made:
+        subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], capture_output=True, text=True,
+                       check=True)
+    yield
+    if made:
+        subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True, text=True, check=True)
+
+
+@pytest.fixture(scope="module")
+def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from harness.images.base import docker_env, ensure_base_image
+
+    ensure_base_image()
+    folder = make_submission(tmp_path_factory.mktemp("subs"), "swarm-probe", "python3 /app/probe_agent.py copy")
+    out = subprocess.run(["docker", "build", "-q", "-t", "harness-test-probe:latest", str(folder)],
+                         capture_output=True, text=True, env=docker_env(), check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def config():
+    return load_config(CONFIG)
+
+
+def run_probe(image: str, config, out: Path, *args: str, backend=None) -> tuple[RunResult, str]:
+    track = config.track("text-en-es")
+    spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
+                   track=track, dataset=track.dataset("dev"), out_dir=out)
+    result = execute_run(spec, backend=backend)
+    assert leftovers(f"harness.run={spec.run_id}") == [], "services, containers or networks left behind"
+    log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
+    return result, log
+
+
+def tagged(log: str, tag: str) -> dict:
+    line = next(ln for ln in log.splitlines() if ln.startswith(tag + " "))
+    return json.loads(line[len(tag) + 1:])
+
+
+def non_ca(scores: dict) -> dict:
+    return {k: v for k, v in scores.items() if k != "info" and not k.endswith("_CA")}
+
+
+def test_evaluate_swarm_on_a_non_manager_is_one_line(tmp_path):
+    if _swarm_state() == "active":
+        pytest.skip("this engine is a swarm manager for the whole session")
+    proc = _evaluate(tmp_path, "--backend", "swarm")
+    assert proc.returncode != 0
+    assert "this Docker engine is not a swarm manager (run `docker swarm init`" in proc.stderr
+
+
+def test_swarm_run_gives_the_local_scores(swarm, probe_image, config, tmp_path):
+    local, _ = run_probe(probe_image, config, tmp_path / "local", "copy")
+    swarm_result, _ = run_probe(probe_image, config, tmp_path / "swarm", "copy", backend=SwarmBackend())
+    assert local.outcome.status == swarm_result.outcome.status == failures.OK
+    assert swarm_result.instances_done == local.instances_done == 3
+    assert non_ca(score_path(tmp_path / "swarm")) == non_ca(score_path(tmp_path / "local"))
+    iso = swarm_result.isolation
+    assert iso["backend"] == "swarm" and iso["participant_node"] == iso["server_node"] == socket.gethostname()
+    assert iso["image"] == docker_api().inspect_image(probe_image)["Id"] == iso["image_id"]
+    assert "no-new-privileges" in iso["not_applied_by_swarm"]
+
+
+def test_swarm_participant_is_confined(swarm, probe_image, config, tmp_path):
+    result, log = run_probe(probe_image, config, tmp_path, "whoami", backend=SwarmBackend())
+    me = tagged(log, "WHOAMI")
+    assert me["uid"] != 0 and me["gid"] != 0
+    assert int(me["cap_eff"], 16) == 0
+    assert me["writable"] == {"/": False, "/app": False, "/etc": False, "/tmp": True, "/dev/shm": True}
+    iso = result.isolation  # read back from the container that ran
+    assert iso["cap_drop"] == ["ALL"] and iso["read_only_rootfs"] and not iso["privileged"]
+    assert iso["memory_bytes"] == parse_bytes(config.limits.memory) and iso["pids_limit"] == config.limits.pids
+    assert iso["network_internal"] and not iso["network_host_address"]
+    # the gap the manifest declares is the truth inside the container (Engine API 1.41 has no such service flag)
+    assert (me["no_new_privs"] == "1") == ("no-new-privileges" not in iso["not_applied_by_swarm"])
+    assert result.outcome.status == failures.CRASH and result.instances_done == 0
+
+
+class _Listener:
+    """A TCP listener on every host address (so also on the host side of every Docker bridge)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("0.0.0.0", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[tuple] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, addr = self.sock.accept()
+                self.accepted.append(addr)
+                conn.close()
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        self.sock.close()
+
+
+def _create_service(api, spec: dict) -> str:
+    return api._result(api._post_json(api._url("/services/create"), data=spec), True)["ID"]
+
+
+def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_path):
+    """Host listener (docker0 and docker_gwbridge gateways, loopback), another run's server service on its own
+    overlay network, the references: nothing but this run's server answers."""
+    api = docker_api()
+    other_run = "test-other-" + uuid.uuid4().hex[:6]
+    net = api.create_network(f"harness-{other_run}-net", driver="overlay", internal=True,
+                             labels=network.labels(other_run, "network"))
+    other = _create_service(api, {
+        "Name": f"harness-{other_run}-server", "Labels": network.labels(other_run, "server"),
+        "TaskTemplate": {"ContainerSpec": {"Image": probe_image, "Command": ["python3", "-m", "http.server", "8080"]},
+                         "RestartPolicy": {"Condition": "none"}, "Networks": [{"Target": net["Id"]}]},
+        "Mode": {"Replicated": {"Replicas": 1}}, "EndpointSpec": {"Mode": "dnsrr"}})
+    listener = _Listener()
+    try:
+        task = wait_task_running(api, other, "other", 60)
+        info = api.inspect_container(task["Status"]["ContainerStatus"]["ContainerID"])
+        other_ip = next(iter(info["NetworkSettings"]["Networks"].values()))["IPAddress"]
+        gateways = [api.inspect_network(n)["IPAM"]["Config"][0]["Gateway"] for n in ("bridge", "docker_gwbridge")]
+        targets = [f"{gw}:{listener.port}" for gw in gateways] + [
+            f"{other_ip}:8080", f"127.0.0.1:{listener.port}", f"GATEWAY:{listener.port}", "server:8000"]
+        _, log = run_probe(probe_image, config, tmp_path / "net", "net", *targets, backend=SwarmBackend())
+        reached = tagged(log, "NET")
+        assert reached.pop("server:8000") == "connected", "positive control: the server must be reachable"
+        assert all(v != "connected" for v in reached.values()), reached
+        assert listener.accepted == []
+        needle = (HERE / "dev.es").read_text(encoding="utf-8").splitlines()[0]
+        _, log = run_probe(probe_image, config, tmp_path / "refs", "refs", needle, backend=SwarmBackend())
+        assert tagged(log, "REFS") == {"found": [], "env": []}
+    finally:
+        listener.close()
+        remove_services(api, [other], net["Id"])
+    assert leftovers(f"harness.run={other_run}") == []
+
+
+def test_swarm_memory_bomb_is_oom(swarm, probe_image, config, tmp_path):
+    result, _ = run_probe(probe_image, config, tmp_path, "oom", backend=SwarmBackend())
+    assert result.oom_killed and result.outcome.status == failures.OOM
+
+
+def test_gpu_the_swarm_lacks_is_a_visible_infra_error(swarm, probe_image, tmp_path):
+    """No node advertises a `gpu` generic resource here: the participant task waits for one, and the run ends with
+    the swarm's own reason once the placement budget is spent (the budget is the condition, not a race)."""
+    doc = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    for track in doc["tracks"]:
+        for ds in track["datasets"].values():
+            ds["source"] = str(HERE / ds["source"])
+            ds["references"] = {k: str(HERE / v) for k, v in ds["references"].items()}
+    doc["limits"]["gpus"] = 1
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    backend = SwarmBackend(placement_timeout_s=3)
+    result, _ = run_probe(probe_image, load_config(path), tmp_path / "run", "copy", backend=backend)
+    assert result.outcome.status == failures.INFRA_ERROR
+    assert "participant task not started after 3 s" in result.outcome.reason
+    assert "insufficient resources" in result.outcome.reason or "no suitable node" in result.outcome.reason
+
+
+def test_leftover_services_of_a_dead_harness_are_removed(swarm, probe_image):
+    """A service labelled with a pid that no longer lives (a killed harness) goes at the next start."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    run = "test-dead-" + uuid.uuid4().hex[:6]
+    api = docker_api()
+    _create_service(api, {
+        "Name": f"harness-{run}-participant", "Labels": network.labels(run, "participant", pid=dead.pid),
+        "TaskTemplate": {"ContainerSpec": {"Image": probe_image, "Command": ["sleep", "600"]},
+                         "RestartPolicy": {"Condition": "none"}},
+        "Mode": {"Replicated": {"Replicas": 1}}})
+    assert leftovers(f"harness.run={run}")
+    removed = network.remove_resources(api)
+    assert removed["services"] >= 1
+    deadline = time.monotonic() + 30
+    while leftovers(f"harness.run={run}") and time.monotonic() < deadline:
+        time.sleep(0.2)  # the task's container goes once the swarm has processed the removal
+    assert leftovers(f"harness.run={run}") == []
+
+
+def _evaluate(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    subs = tmp_path / "subs"
+    make_submission(subs, "good", "python3 /app/probe_agent.py copy")
+    return subprocess.run([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(CONFIG),
+                           "--output", str(tmp_path / "out"), "--dataset", "dev", *extra],
+                          capture_output=True, text=True, timeout=600, env={**os.environ})
+
+
+def test_evaluate_backend_swarm_writes_the_manifest(swarm, tmp_path):
+    proc = _evaluate(tmp_path, "--backend", "swarm")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (run,) = summary["runs"]
+    assert run["status"] == "ok" and run["scores"]["BLEU"]["score"] > 0
+    man = json.loads((tmp_path / "out" / "good" / "manifest.json").read_text())
+    iso = man["runs"]["dev"]["isolation"]
+    assert iso["backend"] == "swarm" and iso["participant_node"] == socket.gethostname()
+    assert iso["image"].startswith("sha256:") and iso["image"] == iso["image_id"]
+
+
+def test_evaluate_swarm_bad_settings_are_one_line(swarm, tmp_path):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    proc = _evaluate(tmp_path / "a", "--backend", "swarm", "--registry", f"127.0.0.1:{port}")
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        f"registry 127.0.0.1:{port} does not answer (ConnectionError): start it, or check --registry / "
+        "swarm.registry")
+    proc = _evaluate(tmp_path / "b", "--registry", f"127.0.0.1:{port}")
+    assert "--registry is for --backend swarm" in proc.stderr
