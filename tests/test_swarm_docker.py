@@ -263,3 +263,125 @@ def test_evaluate_swarm_bad_settings_are_one_line(swarm, tmp_path):
         "swarm.registry")
     proc = _evaluate(tmp_path / "b", "--registry", f"127.0.0.1:{port}")
     assert "--registry is for --backend swarm" in proc.stderr
+
+
+def test_a_task_lost_mid_run_is_infra_error(swarm, probe_image, config, tmp_path):
+    """The participant's task disappears while it runs (as when its node is lost): infra_error, which the batch
+    retries once; nothing of the run is left."""
+    backend = SwarmBackend()
+    api = docker_api()
+
+    def lose_the_participant() -> None:
+        deadline = time.monotonic() + 120
+        while not backend.part_service and time.monotonic() < deadline:
+            time.sleep(0.05)
+        wait_task_running(api, backend.part_service, "participant", 60)
+        api.remove_service(backend.part_service)
+
+    thread = threading.Thread(target=lose_the_participant, daemon=True)
+    thread.start()
+    result, _ = run_probe(probe_image, config, tmp_path, "hang", backend=backend)
+    thread.join(10)
+    assert result.outcome.status == failures.INFRA_ERROR, result.outcome
+    assert "swarm participant task" in result.outcome.reason
+    assert failures.should_retry(result.outcome.status, 0)
+
+
+def _registry(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """Debian's docker-registry on a free loopback port (the engine trusts 127.0.0.0/8 over plain HTTP)."""
+    import requests
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    cfg = tmp_path / "registry.yml"
+    cfg.write_text(yaml.safe_dump({"version": 0.1, "storage": {"filesystem": {"rootdirectory": str(tmp_path / "r")}},
+                                   "http": {"addr": f"127.0.0.1:{port}"}, "log": {"level": "error"}}))
+    proc = subprocess.Popen(["docker-registry", "serve", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
+                return proc, f"127.0.0.1:{port}"
+        except requests.RequestException:
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail("docker-registry did not start")
+
+
+@pytest.mark.skipif(subprocess.run(["which", "docker-registry"], capture_output=True).returncode != 0,
+                    reason="Debian's docker-registry is installed by scripts/setup.sh")
+def test_evaluate_with_a_registry_runs_the_pushed_digest(swarm, tmp_path):
+    import requests
+
+    proc, registry = _registry(tmp_path)
+    try:
+        run = _evaluate(tmp_path, "--backend", "swarm", "--registry", registry)
+        assert run.returncode == 0, run.stderr
+        man = json.loads((tmp_path / "out" / "good" / "manifest.json").read_text())
+        iso = man["runs"]["dev"]["isolation"]
+        assert iso["image"].startswith(f"{registry}/harness/run@sha256:")
+        digest = iso["image"].rpartition("@")[2]
+        tags = requests.get(f"http://{registry}/v2/harness/run/tags/list", timeout=5).json()["tags"]
+        answers = [requests.head(f"http://{registry}/v2/harness/run/manifests/{t}", timeout=5, headers={
+            "Accept": "application/vnd.docker.distribution.manifest.v2+json"}) for t in tags]
+        assert digest in {a.headers.get("Docker-Content-Digest") for a in answers}
+        assert iso["server_image"].startswith(f"{registry}/harness/run@sha256:")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_sigterm_mid_run_leaves_nothing(swarm, tmp_path):
+    subs = tmp_path / "subs"
+    make_submission(subs, "hangs", "python3 /app/probe_agent.py hang")
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(CONFIG),
+                             "--output", str(tmp_path / "out"), "--dataset", "dev", "--backend", "swarm"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not _running_participant(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert _running_participant(proc.pid), "the participant service never ran"
+    proc.send_signal(15)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert leftovers(f"harness.pid={proc.pid}") == []
+
+
+def _running_participant(pid: int) -> bool:
+    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label=harness.pid={pid}",
+                          "--filter", "label=harness.role=participant"], capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+def test_resume_across_backends(swarm, tmp_path):
+    """A run finished on the local backend is not run again by `--resume --backend swarm` (same content key)."""
+    first = _evaluate(tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
+                            str(CONFIG), "--output", str(tmp_path / "out"), "--dataset", "dev", "--backend", "swarm",
+                            "--resume"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    man = json.loads((tmp_path / "out" / "good" / "manifest.json").read_text())
+    assert man["runs"]["dev"]["resumed"] is True
+    assert "backend" not in man["runs"]["dev"]["isolation"]  # the local run's record, kept
+
+
+@pytest.mark.apertium
+def test_demo_baseline_scores_equal_on_both_backends(swarm, tmp_path):
+    """The demo's wait-3 Apertium baseline on the dev set: the same non-CA scores on the local and swarm backends."""
+    from tests.templates_util import DEMO, TEMPLATES, comparable_scores
+
+    def evaluate(backend: str) -> Path:
+        out = tmp_path / backend
+        run = subprocess.run([sys.executable, "-m", "harness", "evaluate", f"waitk3={TEMPLATES / 'waitk_apertium'}",
+                              "--config", str(DEMO), "--output", str(out), "--dataset", "dev", "--backend", backend],
+                             capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stderr
+        return out / "waitk3" / "dev"
+
+    local, on_swarm = evaluate("local"), evaluate("swarm")
+    assert comparable_scores(on_swarm) == comparable_scores(local)
+    assert comparable_scores(local)["BLEU"]["score"] > 0

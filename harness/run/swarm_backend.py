@@ -57,8 +57,14 @@ def _create_service(api: Any, spec: dict[str, Any]) -> str:
 
 
 def _task(api: Any, service_id: str) -> dict[str, Any] | None:
-    """The newest task of a one-replica service (None before the scheduler made one)."""
-    tasks = api.tasks(filters={"service": service_id})
+    """The newest task of a one-replica service (None before the scheduler made one; a `remove` state once the
+    service itself is gone)."""
+    import docker
+
+    try:
+        tasks = api.tasks(filters={"service": service_id})
+    except docker.errors.NotFound:
+        return {"Status": {"State": "remove", "Err": "its service was removed"}}
     return max(tasks, key=lambda t: t.get("CreatedAt", "")) if tasks else None
 
 
