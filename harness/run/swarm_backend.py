@@ -14,6 +14,7 @@ harness are removed at the next start (`network.remove_resources`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -34,13 +35,13 @@ from harness.run.spec import RunResult, RunSpec, participant_argv, server_comman
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
 from harness.run.tail import log_tail
-from harness.run.watch import LogPump, ServerOutput, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
 #: task states after which a task never runs again
 ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
 #: how long a task may wait for a node (pending: no node with the resources or the label asked)
 PLACEMENT_TIMEOUT_S = 120.0
-POLL_S = 0.1
+POLL_S = 0.02
 
 
 def swarm_manager(api: Any) -> dict[str, Any]:
@@ -149,6 +150,10 @@ class SwarmBackend:
         self.client_pump: LogPump | None = None
         self.limits: Limits | None = None
         self.images: dict[str, str] = {}
+        self.ready: threading.Thread | None = None
+        self.healthy = False
+        self.probe_error: BaseException | None = None
+        self.server_log: Any = None
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -171,15 +176,31 @@ class SwarmBackend:
             user=server_user(), labels=network.labels(spec.run_id, "server"), network_id=self.net["Id"],
             alias=network.SERVER_ALIAS, limits=spec.config.limits, config=spec.config, out_dir=str(spec.out_dir),
             data_label=self.data_label)
+        self.server_log = run_dir.server_log
         self.server_service = _create_service(api, svc)
         self.services.append(self.server_service)
-        self.server_pump = LogPump(self._server_logs, run_dir.server_log, SERVER_LOG_MAX_BYTES)
-        self.server_pump.start()
+        # placement, then the health probe inside the server's container, while the participant is prepared
+        self.ready = threading.Thread(target=self._probe_server, daemon=True)
+        self.ready.start()
 
-    def _server_logs(self) -> Iterator[bytes]:
-        task = wait_task_running(self.api, self.server_service, "server", self.placement_timeout_s)
-        cid = task["Status"]["ContainerStatus"]["ContainerID"]
-        return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
+    def _probe_server(self) -> None:
+        """Wait for the server's task, start its log pump, run the health probe in its container; what went wrong
+        is kept for `wait_server_ready`."""
+        api = self.api
+        try:
+            task = wait_task_running(api, self.server_service, "server", self.placement_timeout_s)
+            if task.get("NodeID") != self._local_node():
+                raise failures.InfraError(f"swarm server task runs on node {task.get('NodeID')}, not on this "
+                                          "manager; run the harness on the data node")
+            self.server_cid = cid = task["Status"]["ContainerStatus"]["ContainerID"]
+            self.server_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
+                                       self.server_log, SERVER_LOG_MAX_BYTES)
+            self.server_pump.start()
+            probe = api.exec_create(cid, ["python3", "-c", health_probe(SERVER_PORT)])
+            api.exec_start(probe["Id"])
+            self.healthy = api.exec_inspect(probe["Id"]).get("ExitCode") == 0
+        except Exception as exc:  # noqa: BLE001 - reported by wait_server_ready
+            self.probe_error = exc
 
     def prepare_participant(self, spec: RunSpec) -> None:
         api = self.api
@@ -189,8 +210,7 @@ class SwarmBackend:
                                 else api.inspect_image(spec.submission_image)["Config"].get("User"))
         policy = SandboxPolicy.from_limits(spec.config.limits)
         host = network.SERVER_ALIAS
-        nodes = api.nodes(filters={"role": "worker"}) if self.state.get("Nodes", 1) > 1 else []
-        avoid = self._data_node() if nodes else None
+        several = int(self.state.get("Nodes") or 1) > 1  # keep participants off the data node when others exist
         argv = participant_argv(spec.command)
         if isinstance(spec.command, str):
             argv = under_watchdog(argv, spec.config.limits)
@@ -198,22 +218,19 @@ class SwarmBackend:
         self.part_spec = participant_service(
             name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
             labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
-            env=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT), avoid_data_node=avoid)
+            env=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
+            off_data_node=several, data_label=self.data_label)
 
     def _data_node(self) -> str | None:
         task = _task(self.api, self.server_service)
         return (task or {}).get("NodeID") or None
 
     def wait_server_ready(self, run_dir: layout.RunDir) -> None:
-        api = self.api
-        task = wait_task_running(api, self.server_service, "server", self.placement_timeout_s)
-        if task.get("NodeID") != self._local_node():
-            raise failures.InfraError(f"swarm server task runs on node {task.get('NodeID')}, not on this manager; "
-                                      "run the harness on the data node")
-        self.server_cid = task["Status"]["ContainerStatus"]["ContainerID"]
-        probe = api.exec_create(self.server_cid, ["python3", "-c", health_probe(SERVER_PORT)])
-        api.exec_start(probe["Id"])
-        if api.exec_inspect(probe["Id"]).get("ExitCode") != 0:
+        assert self.ready is not None
+        self.ready.join(self.placement_timeout_s + SERVER_READY_TIMEOUT_S + 10)
+        if self.probe_error is not None:
+            raise self.probe_error
+        if not self.healthy:
             if self.server_pump is not None:
                 self.server_pump.join(2)
             raise failures.InfraError(f"server not healthy: {log_tail(run_dir.server_log)}")
@@ -287,11 +304,11 @@ class SwarmBackend:
         return f"swarm task {st.get('State')}: {_task_reason(task)}"
 
     def teardown(self) -> None:
-        for cid in (self.part_cid, self.server_cid):  # local containers stop at once, not after the grace period
+        for cid in (self.part_cid, self.server_cid):  # local containers go at once, not after the grace period
             if cid:
                 try:
-                    self.api.kill(cid)
-                except Exception:  # noqa: BLE001 - already exited
+                    self.api.remove_container(cid, force=True, v=True)
+                except Exception:  # noqa: BLE001 - already gone
                     pass
         remove_services(self.api, self.services, self.net["Id"] if self.net else None)
         for pump in (self.server_pump, self.client_pump):

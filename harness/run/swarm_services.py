@@ -45,6 +45,11 @@ def data_constraint(data_label: str | None) -> str:
     return f"node.labels.{key} == {value or 'true'}"
 
 
+def off_data_constraint(data_label: str | None) -> str:
+    """The placement constraint that keeps a task off the data node."""
+    return data_constraint(data_label).replace(" == ", " != ")
+
+
 def _env(values: dict[str, str]) -> list[str]:
     return [f"{k}={v}" for k, v in values.items()]
 
@@ -86,9 +91,9 @@ def server_service(*, name: str, image: str, argv: list[str], user: str, labels:
 
 def participant_service(*, name: str, image: str, argv: list[str], user: str, labels: dict[str, str],
                         network_id: str, policy: SandboxPolicy, env: dict[str, str],
-                        avoid_data_node: str | None) -> dict[str, Any]:
-    """The participant's service under the sandbox policy; `avoid_data_node` keeps it off the data node when the
-    swarm has other nodes (None on a single-node swarm)."""
+                        off_data_node: bool, data_label: str | None) -> dict[str, Any]:
+    """The participant's service under the sandbox policy; `off_data_node` keeps it off the data node (a swarm
+    with other nodes; a single-node swarm runs it beside the server)."""
     container = {
         "Image": image, "Command": argv[:1], "Args": argv[1:], "User": user, "ReadOnly": True,
         "Env": _env(env), "CapabilityDrop": ["ALL"],
@@ -104,5 +109,5 @@ def participant_service(*, name: str, image: str, argv: list[str], user: str, la
     if policy.gpus:
         resources["Reservations"] = {"GenericResources": [
             {"DiscreteResourceSpec": {"Kind": GPU_KIND, "Value": len(policy.gpus)}}]}
-    constraints = [f"node.id != {avoid_data_node}"] if avoid_data_node else []
+    constraints = [off_data_constraint(data_label)] if off_data_node else []
     return _service(name, labels, container, resources, constraints, network_id, [])
