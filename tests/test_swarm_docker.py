@@ -193,9 +193,9 @@ def test_swarm_memory_bomb_is_oom(swarm, probe_image, config, tmp_path):
     assert result.oom_killed and result.outcome.status == failures.OOM
 
 
-def test_gpu_the_swarm_lacks_is_a_visible_infra_error(swarm, probe_image, tmp_path):
-    """No node advertises a `gpu` generic resource here: the participant task waits for one, and the run ends with
-    the swarm's own reason once the placement budget is spent (the budget is the condition, not a race)."""
+def test_gpus_no_node_advertises_are_one_line(swarm, tmp_path):
+    """No node of this swarm advertises a `gpu` generic resource: `harness evaluate` says so before any run, and a run
+    started anyway ends at once as infra_error with the same reason (it never waits silently)."""
     doc = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     for track in doc["tracks"]:
         for ds in track["datasets"].values():
@@ -204,11 +204,15 @@ def test_gpu_the_swarm_lacks_is_a_visible_infra_error(swarm, probe_image, tmp_pa
     doc["limits"]["gpus"] = 1
     path = tmp_path / "gpu.yaml"
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    backend = SwarmBackend(placement_timeout_s=3)
-    result, _ = run_probe(probe_image, load_config(path), tmp_path / "run", "copy", backend=backend)
-    assert result.outcome.status == failures.INFRA_ERROR
-    assert "participant task not started after 3 s" in result.outcome.reason
-    assert "insufficient resources" in result.outcome.reason or "no suitable node" in result.outcome.reason
+    subs = tmp_path / "subs"
+    make_submission(subs, "good", "python3 /app/probe_agent.py copy")
+    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(path), "--output",
+                           str(tmp_path / "out"), "--dataset", "dev", "--backend", "swarm"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        "limits.gpus asks for 1 GPU(s) per run, but no swarm node advertises more than 0 "
+        "(node-generic-resources in each worker's daemon.json)")
 
 
 def test_leftover_services_of_a_dead_harness_are_removed(swarm, probe_image):

@@ -117,12 +117,14 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
             raise HarnessError("--registry is for --backend swarm")
         return
     from harness.run.failures import InfraError
-    from harness.run.swarm_backend import check_data_node, swarm_manager
+    from harness.run.swarm_backend import check_data_node, check_gpus, swarm_manager
     from harness.run.swarm_registry import check_registry
 
     try:
         swarm_manager(api)
         check_data_node(api, opts.config.swarm.data_label)
+        if opts.config.limits.gpus:
+            check_gpus(api, len(opts.config.limits.gpus))
     except InfraError as exc:
         raise HarnessError(str(exc)) from None
     registry = registry_of(opts)

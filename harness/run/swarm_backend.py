@@ -32,6 +32,7 @@ from harness.run.sandbox import (
     server_user,
 )
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.swarm_gpus import POOL, GpuGrant, advertised_gpus
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
 from harness.run.tail import log_tail
@@ -99,6 +100,7 @@ class _Task:
     def __init__(self, api: Any, service_id: str) -> None:
         self.api, self.service_id = api, service_id
         self.final: dict[str, Any] | None = None
+        self.killed = False
 
     def wait(self, seconds: float) -> int | None:
         deadline = time.monotonic() + seconds
@@ -109,12 +111,19 @@ class _Task:
                 self.final = task
                 if st.get("State") in ("complete", "failed") and "ContainerStatus" in st:
                     return int(st["ContainerStatus"].get("ExitCode") or 0)
+                if self.killed:  # we ended it (a timeout): removed with its service, as by SIGKILL
+                    return 137
                 raise failures.InfraError(f"swarm participant task {st.get('State')}: {_task_reason(task or {})}")
+            if (task or {}).get("DesiredState") in ("shutdown", "remove") and not self.killed:  # its node is lost
+                self.final = task
+                node = _hostname(self.api, (task or {}).get("NodeID"))
+                raise failures.InfraError(f"swarm participant task lost on node {node}: {_node_state(self.api, task)}")
             if time.monotonic() >= deadline:
                 return None
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
 
     def kill(self) -> None:
+        self.killed = True
         task = _task(self.api, self.service_id)
         cid = (((task or {}).get("Status") or {}).get("ContainerStatus") or {}).get("ContainerID")
         try:
@@ -154,6 +163,7 @@ class SwarmBackend:
         self.healthy = False
         self.probe_error: BaseException | None = None
         self.server_log: Any = None
+        self.grant: GpuGrant | None = None
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -211,6 +221,11 @@ class SwarmBackend:
         policy = SandboxPolicy.from_limits(spec.config.limits)
         host = network.SERVER_ALIAS
         several = int(self.state.get("Nodes") or 1) > 1  # keep participants off the data node when others exist
+        env = policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT)
+        if policy.gpus:
+            self.grant = POOL.acquire(api, len(policy.gpus), lambda n: several and is_data_node(n, self.data_label),
+                                      self.placement_timeout_s)
+            env.update(self.grant.environment())
         argv = participant_argv(spec.command)
         if isinstance(spec.command, str):
             argv = under_watchdog(argv, spec.config.limits)
@@ -218,8 +233,8 @@ class SwarmBackend:
         self.part_spec = participant_service(
             name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
             labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
-            env=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
-            off_data_node=several, data_label=self.data_label)
+            env=env, off_data_node=several, data_label=self.data_label,
+            node_id=self.grant.node_id if self.grant else None)
 
     def _data_node(self) -> str | None:
         task = _task(self.api, self.server_service)
@@ -253,7 +268,10 @@ class SwarmBackend:
         if cid and task.get("NodeID") == self._local_node():
             self.part_cid = cid
             return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
-        return iter(self.api.service_logs(self.part_service, stdout=True, stderr=True, follow=True))
+        # on another node: the swarm's log stream does not end with the task, so read it whole once the task ended
+        while ((_task(self.api, self.part_service) or {}).get("Status") or {}).get("State") not in ENDED:
+            time.sleep(0.2)
+        return iter(self.api.service_logs(self.part_service, stdout=True, stderr=True, follow=False))
 
     def server_output(self) -> ServerOutput:
         assert self.server_pump is not None
@@ -274,10 +292,8 @@ class SwarmBackend:
                                      "image": self.images.get("participant"),
                                      "server_image": self.images.get("server"),
                                      "not_applied_by_swarm": SWARM_GAPS}
-        gpu = [g for g in (task.get("AssignedGenericResources") or [])]
-        if gpu:
-            placement["gpus_assigned"] = [((g.get("NamedResourceSpec") or {}).get("Value")
-                                           or (g.get("DiscreteResourceSpec") or {}).get("Value")) for g in gpu]
+        if self.grant:
+            placement["gpus_assigned"] = list(self.grant.gpus)
         if cid and node == self._local_node():
             info = api.inspect_container(cid)
             result.oom_killed = bool(info["State"].get("OOMKilled"))
@@ -311,9 +327,23 @@ class SwarmBackend:
                 except Exception:  # noqa: BLE001 - already gone
                     pass
         remove_services(self.api, self.services, self.net["Id"] if self.net else None)
+        if self.grant:
+            POOL.release(self.grant)
+            self.grant = None
         for pump in (self.server_pump, self.client_pump):
             if pump is not None:
                 pump.join(2)
+
+
+def _node_state(api: Any, task: dict[str, Any] | None) -> str:
+    """What the swarm says of a task's node ("down", "drain", ...)."""
+    try:
+        node = api.inspect_node((task or {}).get("NodeID"))
+    except Exception:  # noqa: BLE001
+        return "node unknown"
+    avail = (node.get("Spec") or {}).get("Availability")
+    state = (node.get("Status") or {}).get("State")
+    return f"node {state}" + (f", availability {avail}" if avail != "active" else "")
 
 
 def _hostname(api: Any, node_id: str | None) -> str | None:
@@ -350,16 +380,28 @@ def remove_services(api: Any, services: list[str], net_id: str | None, budget_s:
         time.sleep(0.1)
 
 
+def is_data_node(node: dict[str, Any], data_label: str | None) -> bool:
+    """Whether a node (`docker node inspect`) is the data node: the labelled one, else a manager."""
+    spec = node.get("Spec") or {}
+    if not data_label:
+        return spec.get("Role") == "manager"
+    key, _, value = data_label.partition("=")
+    return (spec.get("Labels") or {}).get(key) == (value or "true")
+
+
 def check_data_node(api: Any, data_label: str | None) -> str:
     """The hostname of the data node (`swarm.data_label`, default the manager); an InfraError if no node has it."""
-    nodes = api.nodes()
-    if not data_label:
-        managers = [n for n in nodes if (n.get("Spec") or {}).get("Role") == "manager"]
-        return str(managers[0]["Description"]["Hostname"]) if managers else ""
-    key, _, value = data_label.partition("=")
-    value = value or "true"
-    for n in nodes:
-        if ((n.get("Spec") or {}).get("Labels") or {}).get(key) == value:
-            return str(n["Description"]["Hostname"])
-    raise failures.InfraError(f"swarm.data_label: no node has the label {key}={value} "
-                              f"(set it with `docker node update --label-add {key}={value} NODE`)")
+    for node in api.nodes():
+        if is_data_node(node, data_label):
+            return str(node["Description"]["Hostname"])
+    key, _, value = (data_label or "").partition("=")
+    raise failures.InfraError(f"swarm.data_label: no node has the label {key}={value or 'true'} "
+                              f"(set it with `docker node update --label-add {key}={value or 'true'} NODE`)")
+
+
+def check_gpus(api: Any, count: int) -> None:
+    """An InfraError when no node advertises `count` GPUs (a request the swarm could never place)."""
+    largest = max((len(advertised_gpus(n)) for n in api.nodes()), default=0)
+    if largest < count:
+        raise failures.InfraError(f"limits.gpus asks for {count} GPU(s) per run, but no swarm node advertises more "
+                                  f"than {largest} (node-generic-resources in each worker's daemon.json)")

@@ -3,7 +3,7 @@
 Two services per run, each one replica that is never restarted, on the run's internal overlay network with DNS
 round-robin endpoints (`dnsrr`: this needs no IPVS in the kernel). The server is pinned to the data node (the node
 label the organizer names, default the manager) and joins under the alias `server`; the participant goes to any
-other node with room, one GPU per task as a Swarm generic resource (`gpu`) when the task config asks for GPUs.
+other node with room, pinned to the node of its GPUs when the task config asks for GPUs (`swarm_gpus`).
 
 What Swarm cannot apply (Engine API 1.41, Docker 20.10 as Debian ships it) and what stands in for it is listed in
 `SWARM_GAPS`; the manifest records the flags read back from the container that ran, never the request.
@@ -20,7 +20,6 @@ from harness.sizes import parse_bytes
 SERVER_TMPFS_BYTES = 64 * 2**20
 PARTICIPANT_TMPFS_BYTES = 128 * 2**20
 STOP_GRACE_NS = 1_000_000_000
-GPU_KIND = "gpu"
 
 #: Flags of the local backend that a Swarm service cannot carry, and what replaces each.
 SWARM_GAPS = {
@@ -32,8 +31,9 @@ SWARM_GAPS = {
     "tmpfs exec": "service tmpfs mounts are noexec (the local backend allows exec on /tmp for JIT compilers)",
     "shm-size": "replaced by a tmpfs mount on /dev/shm of limits.shm_size",
     "ipc": "the engine's default IPC mode (private) applies",
-    "gpus": "device requests are replaced by one `gpu` generic resource per participant task "
-            "(DOCKER_RESOURCE_GPU names the device the node assigned)",
+    "gpus": "device requests are replaced by GPUs the nodes advertise as `gpu` generic resources, handed out by "
+            "the harness (DOCKER_RESOURCE_GPU and NVIDIA_VISIBLE_DEVICES name them; Swarm's own reservation fails "
+            "with overlay networks on Engine 20.10-24, moby/moby#44378)",
 }
 
 
@@ -91,9 +91,9 @@ def server_service(*, name: str, image: str, argv: list[str], user: str, labels:
 
 def participant_service(*, name: str, image: str, argv: list[str], user: str, labels: dict[str, str],
                         network_id: str, policy: SandboxPolicy, env: dict[str, str],
-                        off_data_node: bool, data_label: str | None) -> dict[str, Any]:
+                        off_data_node: bool, data_label: str | None, node_id: str | None = None) -> dict[str, Any]:
     """The participant's service under the sandbox policy; `off_data_node` keeps it off the data node (a swarm
-    with other nodes; a single-node swarm runs it beside the server)."""
+    with other nodes; a single-node swarm runs it beside the server); `node_id` pins it (the node of its GPUs)."""
     container = {
         "Image": image, "Command": argv[:1], "Args": argv[1:], "User": user, "ReadOnly": True,
         "Env": _env(env), "CapabilityDrop": ["ALL"],
@@ -106,8 +106,7 @@ def participant_service(*, name: str, image: str, argv: list[str], user: str, la
     }
     resources: dict[str, Any] = {"Limits": {"NanoCPUs": int(policy.cpus * 1e9), "MemoryBytes": policy.memory,
                                             "Pids": policy.pids}}
-    if policy.gpus:
-        resources["Reservations"] = {"GenericResources": [
-            {"DiscreteResourceSpec": {"Kind": GPU_KIND, "Value": len(policy.gpus)}}]}
     constraints = [off_data_constraint(data_label)] if off_data_node else []
+    if node_id:
+        constraints.append(f"node.id == {node_id}")
     return _service(name, labels, container, resources, constraints, network_id, [])

@@ -6,6 +6,7 @@
   slow             sleeps 0.7 s per sentence (for the kill-and-resume test)
   block-after-1    translates the first sentence, then blocks until killed (the run cannot end on its own)
   spam             writes 2 MB to stdout first, then translates (client.log cap)
+  hang-on-gpu GPU  sleeps forever when the swarm gave it GPU (DOCKER_RESOURCE_GPU), else translates every sentence
 Modes that misbehave:
   net ADDR:PORT..  tries to connect to each address (GATEWAY: the default route's); prints JSON {addr: result}
   refs TEXT        searches the whole filesystem for TEXT (a reference sentence); prints JSON {found: [...]}
@@ -141,5 +142,9 @@ elif MODE == "whoami":
                                   "env": {k: v for k, v in os.environ.items() if "SERVER" in k}}), flush=True)
 elif MODE == "hang":
     time.sleep(3600)
+elif MODE == "hang-on-gpu":  # hangs on the GPU named (the swarm lab's fake ones), translates anywhere else
+    if os.environ.get("DOCKER_RESOURCE_GPU") == sys.argv[2]:
+        time.sleep(3600)
+    translate()
 else:
     sys.exit(f"unknown mode {MODE}")
