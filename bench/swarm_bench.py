@@ -5,15 +5,20 @@ that a slow spell of a shared machine hits both alike. Overhead = everything but
 network up, server up and healthy, participant placed and started, everything removed. Printed: the median and max
 overhead per backend, the median of each step, and the ratio swarm / local (goal <= 1.5).
 
-The engine must be a swarm manager (`docker swarm init --advertise-addr 127.0.0.1`); the bench makes it one if it
-is not and leaves the swarm afterwards in that case.
+Two set-ups:
+  default  a single-node swarm on this engine (made and left by the bench if the engine is not a manager);
+  --lab    the multi-node lab of scripts/swarm-lab.sh (manager = data node + 2 workers, images through its
+           registry by digest, participants on the workers): the swarm runs go to the lab's manager, the local runs
+           to this machine's own engine, taking turns as above. The lab is brought up and taken down by the bench.
 
-    python3 bench/swarm_bench.py [--runs 10] [--registry HOST:PORT]
+    python3 bench/swarm_bench.py [--runs 10] [--lab]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -38,7 +43,8 @@ def probe_image(tmp: Path) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def one_run(image: str, out: Path, backend: str, registry: str | None) -> dict[str, float]:
+def one_run(image: str, out: Path, backend: str, registry: str | None, docker_host: str | None = None
+            ) -> dict[str, float]:
     from harness.config import load_config
     from harness.run.execute import execute_run
     from harness.run.spec import RunSpec
@@ -49,7 +55,15 @@ def one_run(image: str, out: Path, backend: str, registry: str | None) -> dict[s
     track = config.track("text-en-es")
     spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", "copy"], config=config,
                    track=track, dataset=track.dataset("dev"), out_dir=out)
-    result = execute_run(spec, backend=SwarmBackend(registry) if backend == "swarm" else None)
+    saved = os.environ.pop("DOCKER_HOST", None)
+    if backend == "swarm" and docker_host:
+        os.environ["DOCKER_HOST"] = docker_host
+    try:
+        result = execute_run(spec, backend=SwarmBackend(registry) if backend == "swarm" else None)
+    finally:
+        os.environ.pop("DOCKER_HOST", None)
+        if saved is not None:
+            os.environ["DOCKER_HOST"] = saved
     if result.outcome.status != "ok":
         raise SystemExit(f"{backend} run failed: {result.outcome}")
     t = result.timings
@@ -59,25 +73,44 @@ def one_run(image: str, out: Path, backend: str, registry: str | None) -> dict[s
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10, help="zero-compute runs per backend")
-    ap.add_argument("--registry", default=None, help="swarm: push images to this registry (HOST:PORT)")
+    ap.add_argument("--lab", action="store_true", help="swarm runs on the multi-node lab (scripts/swarm-lab.sh)")
     args = ap.parse_args()
-    state = subprocess.run(["docker", "info", "-f", "{{.Swarm.LocalNodeState}}"], capture_output=True,
-                           text=True, check=True).stdout.strip()
-    made = state != "active"
-    if made:
-        subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], check=True, capture_output=True)
+    lab_env: dict[str, str] = {}
+    made = False
+    if args.lab:
+        up = subprocess.run(["bash", str(ROOT / "scripts" / "swarm-lab.sh"), "up", "2"], capture_output=True,
+                            text=True, check=True).stdout
+        lab_env = dict(re.findall(r"^export (\w+)=(\S+)$", up, re.M))
+    else:
+        state = subprocess.run(["docker", "info", "-f", "{{.Swarm.LocalNodeState}}"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        made = state != "active"
+        if made:
+            subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], check=True,
+                           capture_output=True)
     try:
         with tempfile.TemporaryDirectory() as tmp_s:
             tmp = Path(tmp_s)
             image = probe_image(tmp)
+            if args.lab:
+                from harness.images.base import DEFAULT_TAG
+
+                subprocess.run(f"docker save {DEFAULT_TAG} harness-bench-probe:latest | DOCKER_HOST="
+                               f"{lab_env['DOCKER_HOST']} docker load", shell=True, check=True, capture_output=True)
             rows: dict[str, list[dict[str, float]]] = {"local": [], "swarm": []}
+            registry, host = lab_env.get("HARNESS_REGISTRY"), lab_env.get("DOCKER_HOST")
+            one_run(image, tmp / "warm", "swarm", registry, host)  # pushes and pulls the images once
             for i in range(args.runs):
                 for backend in ("local", "swarm"):
-                    rows[backend].append(one_run(image, tmp / f"{backend}-{i}", backend, args.registry))
+                    rows[backend].append(one_run(image, tmp / f"{backend}-{i}", backend, registry, host))
     finally:
         if made:
             subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True)
-    print(f"{args.runs} zero-compute runs per backend (probe agent, 3 sentences), taking turns; medians in s")
+        if args.lab:
+            subprocess.run(["bash", str(ROOT / "scripts" / "swarm-lab.sh"), "down"], capture_output=True)
+    where = "the 3-node lab (participants on workers, images by digest)" if args.lab else "a single-node swarm"
+    print(f"{args.runs} zero-compute runs per backend (probe agent, 3 sentences), swarm on {where}, taking turns; "
+          "medians in s")
     print(f"{'backend':8}" + "".join(f"{s[:-2]:>14}" for s in STEPS) + f"{'overhead':>12}{'max':>8}")
     med = {}
     for backend, rs in rows.items():
