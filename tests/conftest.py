@@ -1,8 +1,9 @@
 """Shared fixtures of the test suite and its one skip rule per outside dependency.
 
 A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
-Chromium), `librivox` (the pocketsphinx-testdata recordings) or `espeak` (espeak-ng). A test using a fixture of
-`FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per session, and only when a
+Chromium), `librivox` (the pocketsphinx-testdata recordings), `espeak` (espeak-ng), `registry` (Debian's
+docker-registry) or `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines). A test
+using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per session, and only when a
 selected test needs it; a test whose dependency is missing is skipped with the reason below, never failed.
 Helpers shared by several modules are plain modules of this folder, always imported as `tests.<module>`.
 """
@@ -39,6 +40,14 @@ def _apertium() -> bool:
     return "eng-spa" in pairs
 
 
+def _lab() -> bool:
+    """What scripts/swarm-lab.sh needs: root, iproute2, iptables, util-linux, dockerd and docker-registry."""
+    import os
+
+    tools = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "curl")
+    return os.geteuid() == 0 and all(shutil.which(t) for t in tools)
+
+
 def _browser() -> bool:
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
 
@@ -61,6 +70,10 @@ DEPENDENCIES = {
     "librivox": Dependency("the LibriVox recordings of pocketsphinx-testdata",
                            f"pocketsphinx-testdata is not installed ({LIBRIVOX} is missing)", LIBRIVOX.is_dir),
     "espeak": Dependency("espeak-ng", "espeak-ng is not installed", lambda: shutil.which("espeak-ng") is not None),
+    "registry": Dependency("Debian's docker-registry", "docker-registry is not installed (scripts/setup.sh)",
+                           lambda: shutil.which("docker-registry") is not None),
+    "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
+                      "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
 # fixtures that need a dependency: every test using one (directly or through another fixture) needs it too
 FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",)}

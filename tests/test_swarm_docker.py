@@ -35,8 +35,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def _swarm_state() -> str:
-    return subprocess.run(["docker", "info", "-f", "{{.Swarm.LocalNodeState}}"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return str((docker_api().info().get("Swarm") or {}).get("LocalNodeState"))
 
 
 @pytest.fixture(scope="module")
@@ -315,8 +314,7 @@ def _registry(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     pytest.fail("docker-registry did not start")
 
 
-@pytest.mark.skipif(subprocess.run(["which", "docker-registry"], capture_output=True).returncode != 0,
-                    reason="Debian's docker-registry is installed by scripts/setup.sh")
+@pytest.mark.registry
 def test_evaluate_with_a_registry_runs_the_pushed_digest(swarm, tmp_path):
     import requests
 

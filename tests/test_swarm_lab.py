@@ -32,10 +32,7 @@ LAB_DIR = Path(os.environ.get("HARNESS_LAB_DIR", "/var/lib/harness-lab"))
 BRIDGE_ADDR = "10.213.0.1"
 GPU1 = "lab-node1-gpu0"
 
-pytestmark = [
-    pytest.mark.docker, pytest.mark.slow,
-    pytest.mark.skipif(os.geteuid() != 0, reason="the lab makes network namespaces and engines: root only"),
-]
+pytestmark = [pytest.mark.docker, pytest.mark.lab, pytest.mark.slow]
 
 
 def lab_cmd(*args: str) -> str:

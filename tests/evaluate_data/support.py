@@ -63,10 +63,9 @@ def patient_config(folder: Path) -> Path:
 
 def leftovers(label: str) -> list[str]:
     """Swarm services, containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
-    swarm = subprocess.run(["docker", "info", "-f", "{{.Swarm.ControlAvailable}}"], capture_output=True,
-                           text=True, check=True).stdout.strip() == "true"
-    services = subprocess.run(["docker", "service", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
-                              text=True, check=True).stdout.split() if swarm else []
+    listed = subprocess.run(["docker", "service", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
+                            text=True)
+    services = listed.stdout.split() if listed.returncode == 0 else []  # not a swarm manager: no services
     ps = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={label}"], capture_output=True,
                         text=True, check=True).stdout.split()
     nets = subprocess.run(["docker", "network", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
