@@ -3,8 +3,9 @@
 A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
 Chromium), `librivox` (the pocketsphinx-testdata recordings), `espeak` (espeak-ng), `registry` (Debian's
 docker-registry) or `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines). A test
-using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per session, and only when a
-selected test needs it; a test whose dependency is missing is skipped with the reason below, never failed.
+using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per
+session, and only when a selected test needs it; a test whose dependency is missing is skipped with the reason
+below, never failed.
 Helpers shared by several modules are plain modules of this folder, always imported as `tests.<module>`.
 """
 
