@@ -387,3 +387,30 @@ def test_demo_baseline_scores_equal_on_both_backends(swarm, tmp_path):
     local, on_swarm = evaluate("local"), evaluate("swarm")
     assert comparable_scores(on_swarm) == comparable_scores(local)
     assert comparable_scores(local)["BLEU"]["score"] > 0
+
+
+def test_a_run_on_a_warm_network_meets_only_its_server(swarm, probe_image, config, tmp_path):
+    """After a run, the next run's overlay network is made warm in the background; the next run takes it, and by the
+    time its participant starts, the network's placeholder is gone: the server is the only other endpoint."""
+    from harness.run.swarm_spares import SPARES
+
+    first, _ = run_probe(probe_image, config, tmp_path / "first", "copy", backend=SwarmBackend())
+    assert first.outcome.status == failures.OK
+    SPARES.wait_ready()
+    backend = SwarmBackend()
+    seen: dict[str, list[str]] = {}
+    start = backend.start_participant
+
+    def look_then_start(spec, run_dir):
+        net = docker_api().inspect_network(backend.net["Id"])
+        seen["endpoints"] = [c["Name"] for c in (net.get("Containers") or {}).values()]
+        return start(spec, run_dir)
+
+    backend.start_participant = look_then_start
+    second, _ = run_probe(probe_image, config, tmp_path / "second", "copy", backend=backend)
+    assert backend.spare is not None, "the second run did not take the warm network"
+    assert second.outcome.status == failures.OK
+    assert [e for e in seen["endpoints"] if not e.endswith("-endpoint")] == [
+        e for e in seen["endpoints"] if "-server." in e], seen["endpoints"]  # only the server (and swarm's own LB)
+    assert any("-server." in e for e in seen["endpoints"])
+    assert non_ca(score_path(tmp_path / "second")) == non_ca(score_path(tmp_path / "first"))

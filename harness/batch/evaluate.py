@@ -90,13 +90,24 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         for fut in futures:
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+        close_spares()
         remove_resources(api, only_pid=os.getpid())
         progress.close()
         raise
     pool.shutdown(wait=True)
+    close_spares()
     progress.close()
     finish_results(opts.config, opts.output, merge_runs(previous, runs))
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
+
+
+def close_spares() -> None:
+    """Remove the swarm backend's warm networks, if it made any (imported only when the swarm backend was)."""
+    import sys
+
+    module = sys.modules.get("harness.run.swarm_spares")
+    if module is not None:
+        module.SPARES.close()
 
 
 def backend_name(opts: EvaluateOptions) -> str:

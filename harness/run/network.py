@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from typing import Any
 
 LABEL = "harness"
@@ -113,11 +114,16 @@ def remove_resources(api: Any, only_pid: int | None = None) -> dict[str, int]:
                 removed["containers"] += 1
             except Exception:  # noqa: BLE001 - already gone or being removed
                 pass
+    gone: list[str] = []
     for n in api.networks(filters={"label": f"{LABEL}=1"}):
         if _orphaned(n.get("Labels") or {}, only_pid):
             try:
                 api.remove_network(n["Id"])
                 removed["networks"] += 1
+                gone.append(n["Id"])
             except Exception:  # noqa: BLE001
                 pass
+    deadline = time.monotonic() + 10  # a swarm network's local copy goes a moment after its removal
+    while gone and api.networks(ids=gone) and time.monotonic() < deadline:
+        time.sleep(0.1)
     return removed

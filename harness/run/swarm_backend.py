@@ -35,6 +35,7 @@ from harness.run.spec import RunResult, RunSpec, participant_argv, server_comman
 from harness.run.swarm_gpus import POOL, GpuGrant, advertised_gpus
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
+from harness.run.swarm_spares import SPARES, Spare
 from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
@@ -164,6 +165,7 @@ class SwarmBackend:
         self.probe_error: BaseException | None = None
         self.server_log: Any = None
         self.grant: GpuGrant | None = None
+        self.spare: Spare | None = None
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -173,9 +175,13 @@ class SwarmBackend:
         api = self.api
         self.limits = spec.config.limits
         name = f"harness-{spec.run_id}"
-        created = api.create_network(f"{name}-net", driver="overlay", internal=True, attachable=False,
-                                     labels=network.labels(spec.run_id, "network"), check_duplicate=True)
-        self.net = api.inspect_network(created["Id"])
+        self.spare = SPARES.take()  # a warm network made while the previous run worked
+        if self.spare is not None:
+            self.net = self.spare.net
+        else:
+            created = api.create_network(f"{name}-net", driver="overlay", internal=True, attachable=False,
+                                         labels=network.labels(spec.run_id, "network"), check_duplicate=True)
+            self.net = api.inspect_network(created["Id"])
         timings["network_s"] = time.monotonic() - t0
         give_run_folder_to_server(spec.out_dir)
         image = pinned_image(api, spec.server_image, self.registry)
@@ -203,12 +209,18 @@ class SwarmBackend:
                 raise failures.InfraError(f"swarm server task runs on node {task.get('NodeID')}, not on this "
                                           "manager; run the harness on the data node")
             self.server_cid = cid = task["Status"]["ContainerStatus"]["ContainerID"]
+            gone = None
+            if self.spare is not None:  # the server holds the network now: the placeholder goes before the participant
+                gone = threading.Thread(target=SPARES.placeholder_done, args=(api, self.spare), daemon=True)
+                gone.start()
             self.server_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
                                        self.server_log, SERVER_LOG_MAX_BYTES)
             self.server_pump.start()
             probe = api.exec_create(cid, ["python3", "-c", health_probe(SERVER_PORT)])
             api.exec_start(probe["Id"])
             self.healthy = api.exec_inspect(probe["Id"]).get("ExitCode") == 0
+            if gone is not None:
+                gone.join(30)
         except Exception as exc:  # noqa: BLE001 - reported by wait_server_ready
             self.probe_error = exc
 
@@ -255,6 +267,7 @@ class SwarmBackend:
         self.part_service = _create_service(self.api, self.part_spec)
         self.services.append(self.part_service)
         wait_task_running(self.api, self.part_service, "participant", self.placement_timeout_s)
+        SPARES.prepare(self.api, spec.server_image)  # the next run's network, made while this one works
         self.client_pump = LogPump(self._participant_logs, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         self.client_pump.start()
         self.part_task = _Task(self.api, self.part_service)
@@ -320,12 +333,21 @@ class SwarmBackend:
         return f"swarm task {st.get('State')}: {_task_reason(task)}"
 
     def teardown(self) -> None:
-        for cid in (self.part_cid, self.server_cid):  # local containers go at once, not after the grace period
-            if cid:
-                try:
-                    self.api.remove_container(cid, force=True, v=True)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
+        def remove_now(cid: str) -> None:
+            try:
+                self.api.remove_container(cid, force=True, v=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+        # local containers go at once (in parallel), not after the services' grace period
+        removals = [threading.Thread(target=remove_now, args=(c,), daemon=True)
+                    for c in (self.part_cid, self.server_cid) if c]
+        for t in removals:
+            t.start()
+        for t in removals:
+            t.join(30)
+        if self.spare is not None:
+            SPARES.placeholder_done(self.api, self.spare)
         remove_services(self.api, self.services, self.net["Id"] if self.net else None)
         if self.grant:
             POOL.release(self.grant)
