@@ -1,10 +1,11 @@
 """The Swarm backend of `execute_run`: a run as two services on a Docker Swarm (`--backend swarm`).
 
-The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (not attachable: only
-services the harness creates join it), the server service pinned to the data node (`swarm_services`), the health
-probe run inside the server's container, then the participant service; its task's exit code is the run's. Images
-reach other nodes through the organizer's registry (`--registry HOST:PORT`, pushed once per image, services pinned
-by digest: `swarm_registry`); a single-node swarm needs none.
+The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (only the harness
+attaches to it: its services and, for a warm network made ahead by `swarm_spares`, an inert placeholder), the
+server service pinned to the data node (`swarm_services`), the health probe run inside the server's container, then
+the participant service; its task's exit code is the run's. Images reach other nodes through the organizer's
+registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm_registry`); a single-node
+swarm needs none.
 
 Faults: a task the swarm rejects, fails to start or loses (node down, no node with the resources asked) is an
 `InfraError` (the run is retried once); a task that waits for resources longer than the start-up budget ends the
