@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(docker.io docker-registry debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev)
+APT_PACKAGES=(docker.io docker-registry iproute2 iptables curl debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
