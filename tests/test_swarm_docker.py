@@ -372,21 +372,26 @@ def test_resume_across_backends(swarm, tmp_path):
 
 
 @pytest.mark.apertium
-def test_demo_baseline_scores_equal_on_both_backends(swarm, tmp_path):
-    """The demo's wait-3 Apertium baseline on the dev set: the same non-CA scores on the local and swarm backends."""
+def test_demo_submissions_score_equal_on_both_backends(swarm, tmp_path):
+    """The demo's three baselines (scripts/demo.sh) on the dev set: the same non-CA scores on the local and swarm
+    backends."""
     from tests.templates_util import DEMO, TEMPLATES, comparable_scores
+
+    demo = {"waitk3": "waitk_apertium", "local-agreement": "local_agreement", "retranslation": "retranslation"}
 
     def evaluate(backend: str) -> Path:
         out = tmp_path / backend
-        run = subprocess.run([sys.executable, "-m", "harness", "evaluate", f"waitk3={TEMPLATES / 'waitk_apertium'}",
+        run = subprocess.run([sys.executable, "-m", "harness", "evaluate",
+                              *(f"{sid}={TEMPLATES / folder}" for sid, folder in demo.items()),
                               "--config", str(DEMO), "--output", str(out), "--dataset", "dev", "--backend", backend],
-                             capture_output=True, text=True, timeout=900)
+                             capture_output=True, text=True, timeout=1200)
         assert run.returncode == 0, run.stderr
-        return out / "waitk3" / "dev"
+        return out
 
     local, on_swarm = evaluate("local"), evaluate("swarm")
-    assert comparable_scores(on_swarm) == comparable_scores(local)
-    assert comparable_scores(local)["BLEU"]["score"] > 0
+    for sid in demo:
+        assert comparable_scores(on_swarm / sid / "dev") == comparable_scores(local / sid / "dev"), sid
+        assert comparable_scores(local / sid / "dev")["BLEU"]["score"] > 0
 
 
 def test_a_run_on_a_warm_network_meets_only_its_server(swarm, probe_image, config, tmp_path):
@@ -414,3 +419,4 @@ def test_a_run_on_a_warm_network_meets_only_its_server(swarm, probe_image, confi
         e for e in seen["endpoints"] if "-server." in e], seen["endpoints"]  # only the server (and swarm's own LB)
     assert any("-server." in e for e in seen["endpoints"])
     assert non_ca(score_path(tmp_path / "second")) == non_ca(score_path(tmp_path / "first"))
+
