@@ -7,9 +7,7 @@ class and that no container or network of the run is left behind.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
 import uuid
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from harness.run import failures, network
 from harness.run.docker_backend import docker_api
 from harness.run.execute import execute_run
 from harness.run.spec import RunResult, RunSpec
-from tests.evaluate_data.support import CONFIG, leftovers, make_submission
+from tests.evaluate_data.support import CONFIG, HostListener, leftovers, make_submission
 
 pytestmark = pytest.mark.docker
 
@@ -90,35 +88,6 @@ def test_inside_the_container(probe_image, config, tmp_path):
     assert result.outcome.status == failures.CRASH and result.instances_done == 0
 
 
-class _Listener:
-    """A TCP listener on every host address (so also on the host side of every Docker bridge)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("0.0.0.0", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted: list[tuple] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, addr = self.sock.accept()
-                self.accepted.append(addr)
-                conn.close()
-            except OSError:
-                continue
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
-
 def _bridge_gateway() -> str:
     out = subprocess.run(["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"],
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -130,7 +99,7 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
     api = docker_api()
     other_run = "test-other-" + uuid.uuid4().hex[:6]
     other = network.create_network(api, f"harness-{other_run}-net", other_run)
-    listener = _Listener()
+    listener = HostListener()
     cid = None
     try:
         c = api.create_container(
@@ -157,7 +126,7 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
 
 def test_own_gateway_unreachable(probe_image, config, tmp_path):
     """The run's own bridge has no host address: the container's default gateway answers nothing."""
-    listener = _Listener()
+    listener = HostListener()
     try:
         result, log = run_probe(probe_image, config, tmp_path, "net", f"GATEWAY:{listener.port}")
     finally:

@@ -26,10 +26,10 @@ from harness.run import failures, network
 from harness.run.docker_backend import docker_api
 from harness.run.execute import execute_run
 from harness.run.spec import RunResult, RunSpec
-from harness.run.swarm_backend import SwarmBackend, remove_services, wait_task_running
+from harness.run.swarm_backend import SwarmBackend, _create_service, remove_services, wait_task_running
 from harness.scoring.corpus import score_path
 from harness.sizes import parse_bytes
-from tests.evaluate_data.support import CONFIG, HERE, leftovers, make_submission
+from tests.evaluate_data.support import CONFIG, HERE, HostListener, leftovers, make_submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -120,39 +120,6 @@ def test_swarm_participant_is_confined(swarm, probe_image, config, tmp_path):
     assert result.outcome.status == failures.CRASH and result.instances_done == 0
 
 
-class _Listener:
-    """A TCP listener on every host address (so also on the host side of every Docker bridge)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("0.0.0.0", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted: list[tuple] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, addr = self.sock.accept()
-                self.accepted.append(addr)
-                conn.close()
-            except OSError:
-                continue
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
-
-def _create_service(api, spec: dict) -> str:
-    return api._result(api._post_json(api._url("/services/create"), data=spec), True)["ID"]
-
-
 def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_path):
     """Host listener (docker0 and docker_gwbridge gateways, loopback), another run's server service on its own
     overlay network, the references: nothing but this run's server answers."""
@@ -165,7 +132,7 @@ def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_p
         "TaskTemplate": {"ContainerSpec": {"Image": probe_image, "Command": ["python3", "-m", "http.server", "8080"]},
                          "RestartPolicy": {"Condition": "none"}, "Networks": [{"Target": net["Id"]}]},
         "Mode": {"Replicated": {"Replicas": 1}}, "EndpointSpec": {"Mode": "dnsrr"}})
-    listener = _Listener()
+    listener = HostListener()
     try:
         task = wait_task_running(api, other, "other", 60)
         info = api.inspect_container(task["Status"]["ContainerStatus"]["ContainerID"])

@@ -14,17 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.evaluate_data.support import CONFIG, HERE, make_submission
+from tests.evaluate_data.support import CONFIG, HERE, HostListener, make_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_SCRIPT = ROOT / "scripts" / "swarm-lab.sh"
@@ -177,35 +175,6 @@ def test_swarm_gpu_reservation_with_an_overlay_network_is_rejected(lab):
         _remove_network(lab, net)
 
 
-class _Listener:
-    """A TCP listener on every host address, so also on the lab bridge's host side (10.213.0.1)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("0.0.0.0", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted: list[tuple] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, addr = self.sock.accept()
-                self.accepted.append(addr)
-                conn.close()
-            except OSError:
-                continue
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
-
 def test_isolation_holds_across_nodes(lab, tmp_path):
     """From a worker: the lab bridge, the registry, another run's server on the manager and the references are all
     out of reach; the run's own server on the manager answers (positive control)."""
@@ -215,7 +184,7 @@ def test_isolation_holds_across_nodes(lab, tmp_path):
            "harness.test=1", "--endpoint-mode", "dnsrr", "--constraint", "node.labels.harness.data==true",
            "--restart-condition", "none", _base(), "python3", "-m", "http.server",
            "8080")
-    listener = _Listener()
+    listener = HostListener()
     try:
         other_ip = _task_ip(lab, "labother-server", other_net)
         subs = tmp_path / "subs"

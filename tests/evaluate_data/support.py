@@ -8,7 +8,9 @@ every test builds through the real `build_submission_image` path; the probe imag
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import yaml
@@ -71,3 +73,32 @@ def leftovers(label: str) -> list[str]:
     nets = subprocess.run(["docker", "network", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
                           text=True, check=True).stdout.split()
     return services + ps + nets
+
+
+class HostListener:
+    """A TCP listener on every host address (so also on the host side of every Docker bridge)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("0.0.0.0", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[tuple] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, addr = self.sock.accept()
+                self.accepted.append(addr)
+                conn.close()
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        self.sock.close()
