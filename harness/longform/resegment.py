@@ -1,0 +1,126 @@
+"""Resegmentation: one recording's output stream → one output per reference sentence, every unit keeping its times.
+
+Two methods, named in the track config (`resegmentation:`) and in every score's signature:
+
+- `softsegmenter` — OmniSTEval's SoftSegmenter (`harness.longform.softsegmenter`); a unit goes to the sentence
+  its word aligns to, so a sentence's units need not be contiguous in the stream;
+- `mwersegmenter` — mwerSegmenter (Matusov et al., 2005) through the `mweralign` package, as simulstream's
+  StreamLAAL does: the stream is cut into contiguous pieces that minimise the word error rate against the
+  sentences. Words are compared as whitespace tokens (or characters for `char` targets, mweralign's CJ mode); the
+  subword mode of the mweralign command line would download a model, which an offline scorer must not do.
+
+Delays are relative to the sentence's offset in the recording (negative: the unit was written before the sentence
+began), as both peers compute them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.longform.model import RefSentence
+from harness.longform.softsegmenter import align_stream
+
+__all__ = ["METHODS", "SentenceOutput", "resegment", "join_units", "split_units"]
+
+METHODS = ("softsegmenter", "mwersegmenter")
+
+
+@dataclass(frozen=True)
+class SentenceOutput:
+    """The units of an output stream that resegmentation gave to one reference sentence."""
+
+    sentence: RefSentence
+    units: list[str]
+    delays: list[float]  # ms from the sentence's offset
+    elapsed: list[float] | None  # computation-aware, ms from the sentence's offset
+    time_to_recording_end: float  # ms from the sentence's offset to the end of the recording's last sentence
+
+    @property
+    def source_length(self) -> float:
+        return self.sentence.duration_ms
+
+
+def split_units(text: str, char_level: bool) -> list[str]:
+    """A text's latency units: whitespace words, or characters (spaces included, as the peers count them)."""
+    return list(text) if char_level else text.split()
+
+
+def join_units(units: Sequence[str], char_level: bool) -> str:
+    return "".join(units) if char_level else " ".join(units)
+
+
+def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bool) -> list[list[int]]:
+    """Unit indices of each sentence's contiguous piece, by mwerSegmenter (mweralign), as simulstream calls it."""
+    from mweralign import mweralign
+
+    if char_level:
+        from mweralign.segmenter import CJSegmenter
+
+        seg = CJSegmenter()
+        hyp = " ".join(seg.encode("".join(units)))
+        refs = "\n".join(" ".join(seg.encode(r)) for r in references)
+        lines = [line.replace(" ", "").replace("_", " ") for line in mweralign.align_texts(refs, hyp).split("\n")]
+        lengths = [len(line) for line in lines]
+    else:
+        lines = mweralign.align_texts("\n".join(references), " ".join(units)).split("\n")
+        lengths = [len([w for w in line.split(" ") if w]) for line in lines]
+    if len(lines) != len(references) or sum(lengths) != len(units):
+        raise ValueError(f"mweralign returned {len(lines)} lines of {sum(lengths)} units for "
+                         f"{len(references)} sentences of {len(units)} units")
+    pieces, start = [], 0
+    for n in lengths:
+        pieces.append(list(range(start, start + n)))
+        start += n
+    return pieces
+
+
+def _soft_pieces(references: Sequence[str], units: Sequence[str], char_level: bool, lang: str | None
+                 ) -> list[list[int]]:
+    owner = align_stream(references, units, char_level=char_level, lang=lang)
+    pieces: list[list[int]] = [[] for _ in references]
+    for u, s in enumerate(owner):
+        if s is not None:
+            pieces[s].append(u)
+    return pieces
+
+
+def resegment(
+    sentences: Sequence[RefSentence],
+    units: Sequence[str],
+    delays: Sequence[float],
+    elapsed: Sequence[float] | None,
+    *,
+    reference_set: str,
+    method: str = "softsegmenter",
+    char_level: bool = False,
+    lang: str | None = None,
+) -> list[SentenceOutput]:
+    """One `SentenceOutput` per reference sentence of one recording (in order), by `method`.
+
+    `units`, `delays` and `elapsed` are the recording's final output stream with its times in ms from the start of
+    the recording; `reference_set` names the reference texts aligned against.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown resegmentation method {method!r} (choose from {', '.join(METHODS)})")
+    references = [s.references[reference_set] for s in sentences]
+    if char_level:
+        references = [r.replace(" ", "") for r in references] if method == "softsegmenter" else references
+    if not units:
+        pieces: list[list[int]] = [[] for _ in sentences]
+    elif method == "softsegmenter":
+        pieces = _soft_pieces(references, units, char_level, lang)
+    else:
+        pieces = _mwer_pieces(references, units, char_level)
+    recording_end = max((s.end_ms for s in sentences), default=0.0)
+    out = []
+    for sentence, piece in zip(sentences, pieces, strict=True):
+        off = sentence.offset_ms
+        out.append(SentenceOutput(
+            sentence=sentence,
+            units=[units[u] for u in piece],
+            delays=[delays[u] - off for u in piece],
+            elapsed=None if elapsed is None else [elapsed[u] - off for u in piece],
+            time_to_recording_end=recording_end - off,
+        ))
+    return out
