@@ -66,18 +66,18 @@ class _Tokens:
         self.punct = np.fromiter((t in PUNCTUATION for t in self.text), dtype=bool, count=len(self.text))
 
 
-def _char_masks(sides: Sequence[_Tokens]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per side: (set bits of each token's character set as uint64 words (n, k), set sizes (n,))."""
+def _char_masks(sides: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per list of words: (the bits of each word's character set as uint64 words (n, k), set sizes (n,))."""
     alphabet: dict[str, int] = {}
     for side in sides:
-        for t in side.text:
+        for t in side:
             for ch in t:
                 alphabet.setdefault(ch, len(alphabet))
     k = max(1, (len(alphabet) + 63) // 64)
     out = []
     for side in sides:
-        masks = np.zeros((len(side.text), k), dtype=np.uint64)
-        for i, t in enumerate(side.text):
+        masks = np.zeros((len(side), k), dtype=np.uint64)
+        for i, t in enumerate(side):
             for ch in set(t):
                 b = alphabet[ch]
                 masks[i, b >> 6] |= np.uint64(1 << (b & 63))
@@ -87,27 +87,47 @@ def _char_masks(sides: Sequence[_Tokens]) -> list[tuple[np.ndarray, np.ndarray]]
 
 
 class _Similarity:
-    """Row `i` of the similarity matrix between reference token i and every output token."""
+    """Row `i` of the similarity matrix between reference token i and every output token.
+
+    Rows are computed once per distinct reference token against the distinct output tokens, then gathered: a talk
+    repeats its words, so most rows are a cache hit and an index operation.
+    """
+
+    CACHE_BYTES = 256 << 20
 
     def __init__(self, ref: _Tokens, hyp: _Tokens, char_level: bool):
         self.ref, self.hyp, self.char_level = ref, hyp, char_level
-        if char_level:
-            ids: dict[str, int] = {}
-            self.ref_ids = np.array([ids.setdefault(t, len(ids)) for t in ref.text], dtype=np.int64)
-            self.hyp_ids = np.array([ids.setdefault(t, len(ids)) for t in hyp.text], dtype=np.int64)
+        types: dict[str, int] = {}
+        self.hyp_type = np.array([types.setdefault(t, len(types)) for t in hyp.text], dtype=np.intp)
+        self.types = list(types)
+        self.type_punct = np.fromiter((t in PUNCTUATION for t in self.types), dtype=bool, count=len(self.types))
+        if not char_level:
+            ref_types = sorted(set(ref.text))
+            (masks, sizes), (self.type_masks, self.type_sizes) = _char_masks((ref_types, self.types))
+            self.ref_masks = {t: (masks[i], sizes[i]) for i, t in enumerate(ref_types)}
+        self.cache: dict[str, np.ndarray] = {}
+        self.cache_limit = max(1, self.CACHE_BYTES // (8 * max(1, len(self.types))))
+
+    def _type_row(self, token: str) -> np.ndarray:
+        """Similarity of `token` (a reference token) to every distinct output token."""
+        if self.char_level:
+            sim = np.fromiter((t == token for t in self.types), dtype=bool, count=len(self.types)).astype(np.float64)
         else:
-            (self.ref_masks, self.ref_sizes), (self.hyp_masks, self.hyp_sizes) = _char_masks((ref, hyp))
+            mask, size = self.ref_masks[token]
+            inter = np.bitwise_count(self.type_masks & mask).sum(axis=1, dtype=np.int64)
+            union = size + self.type_sizes - inter
+            sim = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+        sim[self.type_punct != (token in PUNCTUATION)] = _NEG_INF
+        return sim
 
     def row(self, i: int) -> np.ndarray:
-        if self.char_level:
-            sim = (self.hyp_ids == self.ref_ids[i]).astype(np.float64)
-        else:
-            inter = np.bitwise_count(self.hyp_masks & self.ref_masks[i]).sum(axis=1, dtype=np.int64)
-            union = self.ref_sizes[i] + self.hyp_sizes - inter
-            with np.errstate(invalid="ignore", divide="ignore"):
-                sim = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
-        sim[self.hyp.punct != self.ref.punct[i]] = _NEG_INF
-        return sim
+        token = self.ref.text[i]
+        sim = self.cache.get(token)
+        if sim is None:
+            sim = self._type_row(token)
+            if len(self.cache) < self.cache_limit:
+                self.cache[token] = sim
+        return sim[self.hyp_type]
 
     def one(self, i: int, j: int) -> float:
         r, h = self.ref.text[i], self.hyp.text[j]
