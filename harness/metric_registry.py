@@ -22,6 +22,7 @@ __all__ = [
     "REGISTRY",
     "QUALITY_METRICS",
     "LATENCY_METRICS",
+    "DIAGNOSTIC_METRICS",
     "names",
     "spec_of",
     "unit_of",
@@ -40,7 +41,7 @@ class MetricSpec:
     """One metric: what it is called, what it measures and how to compute it."""
 
     name: str
-    kind: str  # quality | latency | stability | norm
+    kind: str  # quality | latency | stability | norm | diagnostic
     direction: str  # higher | lower (is better)
     unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`
     definition: str  # one line, for readers
@@ -88,6 +89,20 @@ REGISTRY: dict[str, MetricSpec] = {
              "End offset: delay of the last target word minus the source length (0: written at the end)."),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
+        *(MetricSpec(n, "diagnostic", d, u, text, "both", False, "harness.metrics.degeneracy:degeneracy")
+          for n, d, u, text in (
+            ("SWF", HIGHER, "percent",
+             "Simultaneous Words Fraction (OmniSTEval): percent of output words written before their segment's "
+             "source ended."),
+            ("EFSW", HIGHER, "percent",
+             "Expected Fraction of Simultaneous Words (OmniSTEval): percent of the source lying before each "
+             "instance's YAAL."),
+            ("DSPTV", LOWER, "points",
+             "Degenerate Simultaneous Policy Test Value (OmniSTEval): EFSW minus SWF; far from 0 means YAAL "
+             "misdescribes the policy."),
+            ("DegeneratePolicy", LOWER, "flag",
+             "Likely degenerate simultaneous policy: 1 when |DSPTV| > 20 points (OmniSTEval's test), else 0."),
+        )),
         MetricSpec("NE", "stability", LOWER, "token",
                    "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
                    "both", False, "harness.metrics.stability:corpus_normalized_erasure"),
@@ -120,6 +135,7 @@ def names(kind: str) -> tuple[str, ...]:
 
 QUALITY_METRICS = names("quality")
 LATENCY_METRICS = names("latency")
+DIAGNOSTIC_METRICS = names("diagnostic")
 
 
 def spec_of(key: str) -> MetricSpec | None:

@@ -17,8 +17,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "setup: installing the harness package"
-python3 -m pip install -q --disable-pip-version-check -e '.[test,asr]'
-python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform]'
+# peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
+python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4 simulstream==1.0.0
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup: starting a Docker engine"

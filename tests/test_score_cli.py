@@ -15,6 +15,7 @@ from harness.scoring import score_path, score_records
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3"
 LATENCY = ["AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL"]
+DIAGNOSTIC = ["SWF", "EFSW", "DSPTV", "DegeneratePolicy"]
 
 
 def _rec(i: int, **kw) -> dict:
@@ -67,7 +68,7 @@ def test_format_json_keys(tmp_path, capsys) -> None:
                                                                     prediction="", prediction_length=0))])
     assert main(["score", str(log), "--format", "json", "--bootstrap", "100"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    expected = {"BLEU", "chrF", "TER", *LATENCY, "counts", "info"}  # a text track: no _CA metrics
+    expected = {"BLEU", "chrF", "TER", *LATENCY, *DIAGNOSTIC, "counts", "info"}  # a text track: no _CA metrics
     expected |= {f"{q}@{s}" for q in ("BLEU", "chrF", "TER") for s in ("mono", "multi")}
     assert set(scores) == expected
     assert scores["counts"] == {"instances": 2, "empty_instances": 1, "failed_instances": 1}

@@ -18,8 +18,9 @@ from typing import Any
 
 from harness import __version__, metric_registry
 from harness.errors import HarnessError
-from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import DIAGNOSTIC_METRICS, LATENCY_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
+from harness.metrics.degeneracy import degeneracy
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
 
@@ -195,8 +196,9 @@ def score_records_with_instances(
     """
     if not records:
         raise HarnessError("no instances to score")
-    wanted = set(metrics) if metrics is not None else set(QUALITY_METRICS) | set(LATENCY_METRICS)
-    unknown = wanted - set(QUALITY_METRICS) - set(LATENCY_METRICS)
+    known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS)
+    wanted = set(metrics) if metrics is not None else known
+    unknown = wanted - known
     if unknown:
         raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
     records = sorted(records, key=lambda r: r.get("index", 0))
@@ -280,6 +282,9 @@ def score_records_with_instances(
             )
         out[name] = entry
 
+    if wanted & set(DIAGNOSTIC_METRICS):
+        _add_degeneracy(out, records, per_instance, target_unit, sets[0], delay_unit, wanted)
+
     # stability of re-translation systems
     revised = [r["revisions"] for r in records if r.get("revisions")]
     if revised:
@@ -308,6 +313,23 @@ def score_records_with_instances(
     }
     rows = instance_rows(records, per_instance, names)
     return out, rows
+
+
+def _add_degeneracy(out: dict[str, Any], records: Sequence[dict[str, Any]], per_instance: dict[str, Any],
+                    target_unit: str, reference_set: str, delay_unit: str, wanted: set[str]) -> None:
+    """SWF, EFSW, DSPTV and DegeneratePolicy of a short-form run (non-CA delays, YAAL on the first set)."""
+    yaal = per_instance.get("YAAL")
+    if yaal is None:  # YAAL not asked for: compute it for the diagnostics alone
+        yaal = [lat.yet_another_average_lagging(r["delays"], r["source_length"],
+                                                lat.reference_length(reference_sets_of(r)[reference_set], target_unit))
+                if r.get("delays") else None for r in records]
+    else:
+        yaal = [None if v != v else float(v) for v in yaal.tolist()]
+    values = degeneracy([r.get("delays") or [] for r in records], [r["source_length"] for r in records], yaal)
+    for name, value in values.items():
+        if name in wanted:
+            out[name] = {"score": value, "ci95": None, "reference_set": reference_set,
+                         **metric_registry.describe_key(name, delay_unit)}
 
 
 def instance_rows(records: Sequence[dict[str, Any]], per_instance: dict[str, Any], names: list[str]
