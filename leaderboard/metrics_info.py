@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("quality", "norm", "latency", "stability", "other")
+KINDS = ("quality", "norm", "latency", "stability", "diagnostic", "other")
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class MetricInfo:
     """A metric key explained for a reader."""
 
     key: str
-    kind: str  # quality | latency | stability | norm | other
+    kind: str  # quality | latency | stability | norm | diagnostic | other
     higher_is_better: bool | None
     definition: str
     unit: str | None = None

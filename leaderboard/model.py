@@ -112,6 +112,11 @@ class Run:
     def metric_keys(self) -> list[str]:
         return [k for k, v in self.scores.items() if k not in META_KEYS and isinstance(v, dict)]
 
+    @property
+    def degenerate(self) -> bool:
+        """OmniSTEval's degenerate-policy flag was raised on this run (short-form runs only)."""
+        return self.score("DegeneratePolicy") == 1.0
+
     def score(self, key: str) -> float | None:
         rec = self.scores.get(key)
         return as_float(rec.get("score")) if isinstance(rec, dict) else None

@@ -117,7 +117,7 @@ def track_csv(runs: list[Run]) -> str:
 
 def score_rows(run: Run, catalog: Catalog) -> list[dict[str, Any]]:
     """All scores of a run, for the submission page, grouped quality / norm / latency / stability / other."""
-    order = {"quality": 0, "norm": 1, "latency": 2, "stability": 3, "other": 4}
+    order = {"quality": 0, "norm": 1, "latency": 2, "stability": 3, "diagnostic": 4, "other": 5}
     rows = []
     for i, key in enumerate(run.metric_keys):
         rec = run.scores[key]

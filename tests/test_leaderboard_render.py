@@ -263,3 +263,28 @@ def test_manifest_is_collapsed_and_signatures_are_neutral_metadata(site: Path) -
     css = (site / "static" / "style.css").read_text(encoding="utf-8")
     rule = re.search(r"code\.signature \{([^}]*)\}", css)
     assert rule and "var(--bad)" not in rule.group(1) and "700" not in rule.group(1)
+
+
+def test_a_degenerate_policy_gets_a_warning_badge_and_a_diagnostics_row(tmp_path: Path) -> None:
+    """The scoring stage's DegeneratePolicy flag shows as a badge on the board and the run's page; a run without
+    the flag gets none."""
+    from harness.metric_registry import describe_key
+
+    def run(sub: str, flag: float, dsptv: float) -> dict:
+        scores = {"BLEU": {"score": 20.0, **describe_key("BLEU")},
+                  "YAAL": {"score": 2.0, **describe_key("YAAL", "word")},
+                  "DSPTV": {"score": dsptv, **describe_key("DSPTV")},
+                  "DegeneratePolicy": {"score": flag, **describe_key("DegeneratePolicy")},
+                  "info": {"latency_unit": "word", "modality": "text"}}
+        return {"submission": sub, "team": sub, "system": "s", "dataset": "test", "status": "ok", "track": "t",
+                "scores": scores}
+
+    summary = {"config_sha256": None, "runs": [run("gamer", 1.0, 47.5), run("honest", 0.0, -1.7)]}
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    index, _ = render_site(tmp_path, tmp_path / "site", None)
+    board = index.read_text(encoding="utf-8")
+    assert board.count('class="badge b-degenerate"') == 1
+    runs = tmp_path / "site" / "runs"
+    page = (runs / "gamer-test" / "index.html").read_text(encoding="utf-8")
+    assert 'class="badge b-degenerate"' in page and "47.5" in page
+    assert "b-degenerate" not in (runs / "honest-test" / "index.html").read_text(encoding="utf-8")
