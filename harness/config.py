@@ -16,31 +16,40 @@ import yaml
 
 from harness.errors import ConfigError
 from harness.fields import not_one_of, unknown_field
-from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import LATENCY_METRICS, LONGFORM_LATENCY_METRICS, QUALITY_METRICS
 from harness.sizes import parse_bytes
 
 MODALITIES = ("text", "speech")
 LATENCY_UNITS = ("word", "char")
 TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
+SEGMENTATIONS = ("shortform", "longform")
+RESEGMENTATIONS = ("softsegmenter", "mwersegmenter")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
 _TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm")
 BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
-                 "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline")
+                 "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
+                 "segmentation", "resegmentation")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
-_DATASET_FIELDS = ("source", "references")
+_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts")
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """One split of a track: the source (text lines or a list of audio files) and named reference sets."""
+    """One split of a track: the source (text lines or a list of audio files) and named reference sets.
+
+    Long-form splits add the reference segmentation (YAML, `{wav, offset, duration}` per sentence) to which the
+    reference lines are aligned, and optionally the source transcripts of those sentences.
+    """
 
     name: str
     source: Path
     references: dict[str, Path]
+    segmentation: Path | None = None
+    transcripts: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,13 @@ class Track:
     segment_size: int = 1
     computation_aware: bool = True
     baseline: str | None = None
+    segmentation: str = "shortform"
+    resegmentation: str = "softsegmenter"
+
+    @property
+    def is_longform(self) -> bool:
+        """Whether an instance is a whole recording, resegmented onto the reference sentences for scoring."""
+        return self.segmentation == "longform"
 
     @property
     def is_speech(self) -> bool:
@@ -202,8 +218,17 @@ class _Reader:
         return p
 
 
-def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool) -> Dataset:
+def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, longform: bool) -> Dataset:
     m = r.mapping(raw, where, _DATASET_FIELDS)
+    extra: dict[str, Path | None] = {}
+    for key in ("segmentation", "transcripts"):
+        value = m.get(key)
+        if value is not None and not longform:
+            raise r.fail(f"{where}.{key}", "only long-form tracks (segmentation: longform) have one")
+        extra[key] = r.file(value, f"{where}.{key}", check_files) if value is not None else None
+    if longform and extra["segmentation"] is None:
+        raise r.fail(f"{where}.segmentation", "missing required field (a long-form dataset needs the reference "
+                     "segmentation YAML)")
     source = r.file(r.get(m, "source", where, str), f"{where}.source", check_files)
     refs_raw = r.get(m, "references", where, (dict, str))
     if isinstance(refs_raw, str):
@@ -211,25 +236,34 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool) -> 
     if not refs_raw:
         raise r.fail(f"{where}.references", "at least one reference set is required")
     refs = {str(k): r.file(v, f"{where}.references.{k}", check_files) for k, v in refs_raw.items()}
-    return Dataset(name=name, source=source, references=refs)
+    return Dataset(name=name, source=source, references=refs, **extra)
 
 
 def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     m = r.mapping(raw, where, _TRACK_FIELDS)
     name = r.get(m, "name", where, str)
     modality = r.choice(m, "modality", where, MODALITIES)
+    segmentation = r.choice(m, "segmentation", where, SEGMENTATIONS, "shortform")
+    longform = segmentation == "longform"
+    if longform and modality != "speech":
+        raise r.fail(f"{where}.segmentation", "long-form tracks have a speech source (modality: speech)")
+    resegmentation = r.choice(m, "resegmentation", where, RESEGMENTATIONS, "softsegmenter")
+    if "resegmentation" in m and not longform:
+        raise r.fail(f"{where}.resegmentation", "only long-form tracks (segmentation: longform) are resegmented")
+    latency_names = LONGFORM_LATENCY_METRICS if longform else LATENCY_METRICS
     quality = r.names(m, "quality", where, QUALITY_METRICS, list(QUALITY_METRICS))
-    latency = r.names(m, "latency", where, LATENCY_METRICS, list(LATENCY_METRICS))
+    latency = r.names(m, "latency", where, latency_names, list(latency_names))
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
     pq = r.choice(primary, "quality", f"{where}.primary", QUALITY_METRICS, quality[0] if quality else "BLEU")
-    pl = r.choice(primary, "latency", f"{where}.primary", LATENCY_METRICS, "LAAL")
+    pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
     regimes = []
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
         rw = f"{where}.regimes[{i}]"
         rm = r.mapping(reg, rw, _REGIME_FIELDS)
         regimes.append(Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float)))
     ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
-    datasets = {str(k): _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files) for k, v in ds_raw.items()}
+    datasets = {str(k): _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files, longform)
+                for k, v in ds_raw.items()}
     default_seg = 320 if modality == "speech" else 1
     segment_size = r.get(m, "segment_size", where, int, default_seg)
     if segment_size <= 0:
@@ -250,6 +284,8 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         segment_size=segment_size,
         computation_aware=r.get(m, "computation_aware", where, bool, True),
         baseline=r.get(m, "baseline", where, str, None),
+        segmentation=segmentation,
+        resegmentation=resegmentation,
     )
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "QUALITY_METRICS",
     "LATENCY_METRICS",
     "DIAGNOSTIC_METRICS",
+    "LONGFORM_LATENCY_METRICS",
     "names",
     "spec_of",
     "unit_of",
@@ -48,6 +49,7 @@ class MetricSpec:
     modality: str  # text | speech | both: the sources it applies to
     computation_aware: bool  # has a `NAME_CA` variant computed from elapsed times
     function: str  # `module:attribute` of the function computing it
+    segmentation: str = "both"  # shortform | longform | both: the tracks it is computed on
 
     @property
     def higher_is_better(self) -> bool:
@@ -60,7 +62,8 @@ def _q(name: str, direction: str, definition: str) -> MetricSpec:
 
 
 def _lat(name: str, function: str, definition: str, unit: str = DELAY_UNIT) -> MetricSpec:
-    return MetricSpec(name, "latency", LOWER, unit, definition, "both", True, f"harness.metrics.latency:{function}")
+    return MetricSpec(name, "latency", LOWER, unit, definition, "both", True, f"harness.metrics.latency:{function}",
+                      "shortform")
 
 
 REGISTRY: dict[str, MetricSpec] = {
@@ -89,7 +92,18 @@ REGISTRY: dict[str, MetricSpec] = {
              "End offset: delay of the last target word minus the source length (0: written at the end)."),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
-        *(MetricSpec(n, "diagnostic", d, u, text, "both", False, "harness.metrics.degeneracy:degeneracy")
+        *(MetricSpec(n, "latency", LOWER, DELAY_UNIT, text, "speech", True,
+                     "harness.longform.latency:sentence_values", "longform") for n, text in (
+            ("LongYAAL", "LongYAAL (OmniSTEval): YAAL of each reference sentence after SoftSegmenter resegmentation, "
+                         "counting words written until the end of the recording (not of the sentence)."),
+            ("StreamLAAL", "StreamLAAL (simulstream): LAAL of each reference sentence after mwerSegmenter "
+                           "resegmentation of the recording's output stream."),
+            ("LongAL", "LongAL (OmniSTEval): Average Lagging of each resegmented reference sentence."),
+            ("LongLAAL", "LongLAAL (OmniSTEval): Length-Adaptive Average Lagging of each resegmented sentence."),
+            ("LongAP", "LongAP (OmniSTEval): Average Proportion of each resegmented sentence.",),
+            ("LongDAL", "LongDAL (OmniSTEval): Differentiable Average Lagging of each resegmented sentence."),
+        )),
+        *(MetricSpec(n, "diagnostic", d, u, text, "both", False, "harness.metrics.degeneracy:degeneracy", "shortform")
           for n, d, u, text in (
             ("SWF", HIGHER, "percent",
              "Simultaneous Words Fraction (OmniSTEval): percent of output words written before their segment's "
@@ -128,13 +142,14 @@ CA_NOTE = (" Computation-aware (speech only): milliseconds of source audio read 
            "computation time, so slow systems pay for computing.")
 
 
-def names(kind: str) -> tuple[str, ...]:
-    """Names of every metric of one kind, in registry order (e.g. `names("latency")`)."""
-    return tuple(s.name for s in REGISTRY.values() if s.kind == kind)
+def names(kind: str, segmentation: str = "shortform") -> tuple[str, ...]:
+    """Names of every metric of one kind computed on one segmentation's tracks, in registry order."""
+    return tuple(s.name for s in REGISTRY.values() if s.kind == kind and s.segmentation in (segmentation, "both"))
 
 
 QUALITY_METRICS = names("quality")
 LATENCY_METRICS = names("latency")
+LONGFORM_LATENCY_METRICS = names("latency", "longform")
 DIAGNOSTIC_METRICS = names("diagnostic")
 
 

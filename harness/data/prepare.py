@@ -7,6 +7,8 @@
 * `data/speech/librivox/*.wav` + `librivox.list` + `librivox.en`: the LibriVox clips of Debian's
   pocketsphinx-testdata (real human speech, public domain) with their transcripts, for the ASR path.
 
+* `data/longform/`: long-form talks assembled from those files (`harness.data.longform_build`).
+
 A stamp file (`data/speech/prepare.json`) records the inputs (text hash, espeak-ng version, settings); when
 it matches and every file is there, nothing is redone.
 """
@@ -136,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wrote = prepare_dev_speech(args.data, args.force)
         prepare_librivox(args.data)
+        from harness.data.longform_build import build as build_longform
+
+        wrote = build_longform(args.data, args.force) or wrote
     except (HarnessError, subprocess.CalledProcessError, OSError) as exc:
         print(f"prepare: error: {exc}", file=sys.stderr)
         return 2

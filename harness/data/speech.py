@@ -59,6 +59,29 @@ class AudioStream:
         self._file.close()
 
 
+def read_audio_list(list_file: Path) -> tuple[Path, ...]:
+    """The audio files a list file names (relative to it), each checked to exist and to be readable audio."""
+    import soundfile
+
+    base = Path(list_file).parent
+    paths = []
+    for n, line in enumerate(read_lines(list_file), 1):
+        if not line.strip():
+            raise HarnessError(f"{list_file}: line {n}: empty line (expected an audio file path)")
+        p = Path(line.strip())
+        p = p if p.is_absolute() else (base / p).resolve()
+        if not p.is_file():
+            raise HarnessError(f"{list_file}: line {n}: audio file not found: {p}")
+        try:
+            soundfile.info(str(p))
+        except (RuntimeError, soundfile.LibsndfileError) as exc:
+            raise HarnessError(f"{list_file}: line {n}: not a readable audio file: {p} ({exc})") from None
+        paths.append(p)
+    if not paths:
+        raise HarnessError(f"{list_file}: the list of audio files is empty")
+    return tuple(paths)
+
+
 @dataclass(frozen=True)
 class SpeechDataset:
     """Audio files listed in a list file, with reference sets; segments are streamed from disk."""
@@ -71,26 +94,9 @@ class SpeechDataset:
 
     @classmethod
     def load(cls, list_file: Path, references: dict[str, Path]) -> SpeechDataset:
-        import soundfile
-
-        base = Path(list_file).parent
-        paths = []
-        for n, line in enumerate(read_lines(list_file), 1):
-            if not line.strip():
-                raise HarnessError(f"{list_file}: line {n}: empty line (expected an audio file path)")
-            p = Path(line.strip())
-            p = p if p.is_absolute() else (base / p).resolve()
-            if not p.is_file():
-                raise HarnessError(f"{list_file}: line {n}: audio file not found: {p}")
-            try:
-                soundfile.info(str(p))
-            except (RuntimeError, soundfile.LibsndfileError) as exc:
-                raise HarnessError(f"{list_file}: line {n}: not a readable audio file: {p} ({exc})") from None
-            paths.append(p)
-        if not paths:
-            raise HarnessError(f"{list_file}: the list of audio files is empty")
+        paths = read_audio_list(list_file)
         refs = read_references(references, len(paths), list_file)
-        return cls(Path(list_file), tuple(paths), {k: tuple(v) for k, v in refs.items()})
+        return cls(Path(list_file), paths, {k: tuple(v) for k, v in refs.items()})
 
     def __len__(self) -> int:
         return len(self.audio)
@@ -106,8 +112,13 @@ class SpeechDataset:
         return {name: lines[index] for name, lines in self.references.items()}
 
 
-def load_dataset(modality: str, source: Path, references: dict[str, Path]) -> TextDataset | SpeechDataset:
-    """The dataset reader for a track's modality."""
+def load_dataset(modality: str, source: Path, references: dict[str, Path], segmentation: Path | None = None,
+                 transcripts: Path | None = None) -> TextDataset | SpeechDataset:
+    """The dataset reader for a track's modality; with a `segmentation`, a long-form dataset of recordings."""
+    if segmentation is not None:
+        from harness.longform.dataset import LongformDataset
+
+        return LongformDataset.load_longform(source, segmentation, references, transcripts)
     if modality == "speech":
         return SpeechDataset.load(source, references)
     return TextDataset.load(source, references)

@@ -68,10 +68,11 @@ def _soft_values(times: Sequence[float], out: SentenceOutput, reference: str, ch
 def sentence_values(
     outputs: Sequence[SentenceOutput], reference_set: str, *, method: str, char_level: bool = False
 ) -> list[dict[str, float | None]]:
-    """Per sentence: the metrics of `method`'s family (and their `_CA` twins when elapsed times exist).
+    """Per sentence: one family of metrics (and their `_CA` twins when elapsed times exist).
 
-    `softsegmenter` outputs get the OmniSTEval family, `mwersegmenter` outputs StreamLAAL. None: no value (no unit
-    in the sentence, or a zero-length sentence).
+    `method` names the resegmentation the outputs came from: `softsegmenter` outputs get OmniSTEval's Long*
+    family, `mwersegmenter` outputs simulstream's StreamLAAL (each peer's pairing). None: no value (no unit in the
+    sentence, or a zero-length sentence).
     """
     rows = []
     for out in outputs:

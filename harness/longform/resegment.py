@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from harness.longform.model import RefSentence
 from harness.longform.softsegmenter import align_stream
 
-__all__ = ["METHODS", "SentenceOutput", "resegment", "join_units", "split_units"]
+__all__ = ["METHODS", "SentenceOutput", "resegment"]
 
 METHODS = ("softsegmenter", "mwersegmenter")
 
@@ -39,15 +39,6 @@ class SentenceOutput:
     @property
     def source_length(self) -> float:
         return self.sentence.duration_ms
-
-
-def split_units(text: str, char_level: bool) -> list[str]:
-    """A text's latency units: whitespace words, or characters (spaces included, as the peers count them)."""
-    return list(text) if char_level else text.split()
-
-
-def join_units(units: Sequence[str], char_level: bool) -> str:
-    return "".join(units) if char_level else " ".join(units)
 
 
 def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bool) -> list[list[int]]:

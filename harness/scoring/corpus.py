@@ -188,14 +188,24 @@ def score_records_with_instances(
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
     metrics: Sequence[str] | None = None,
+    resegmentation: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
     `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them. The rows
     are one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency metric scored.
+    Long-form records (whole recordings) are scored by `harness.longform.scoring`; `resegmentation` overrides the
+    method their log names.
     """
     if not records:
         raise HarnessError("no instances to score")
+    from harness.longform.scoring import is_longform_log, score_longform
+
+    if is_longform_log(records):
+        return score_longform(records, latency_unit=latency_unit, tokenizer=tokenizer,
+                              computation_aware=computation_aware, reference_sets=reference_sets,
+                              bootstrap=bootstrap, seed=seed, source=source, metrics=metrics,
+                              resegmentation=resegmentation)
     known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS)
     wanted = set(metrics) if metrics is not None else known
     unknown = wanted - known

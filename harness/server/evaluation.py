@@ -150,6 +150,9 @@ class Evaluation:
             return
         rec = session.record(self.dataset.source_info(session.index), self.dataset.reference_texts(session.index),
                              self.latency_unit)
+        longform_info = getattr(self.dataset, "longform_info", None)
+        if longform_info is not None:  # a whole recording: scoring resegments it onto these sentences
+            rec["longform"] = {**longform_info(session.index), "resegmentation": self.track.resegmentation}
         self.writer.write(rec)
         self.finished.add(session.index)
         self.sessions.pop(session.index, None)
@@ -226,7 +229,7 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
     config = load_config(config_path)
     track = config.track(track_name)
     ds = track.dataset(dataset_name)
-    dataset = load_dataset(track.modality, ds.source, ds.references)
+    dataset = load_dataset(track.modality, ds.source, ds.references, ds.segmentation, ds.transcripts)
     run = layout.RunDir(Path(output))
     identity = run_identity(config, track, dataset_name)
     if resume:

@@ -1,0 +1,132 @@
+"""Long-form datasets: whole recordings streamed as one instance each, with the reference segmentation.
+
+A long-form dataset is
+- `source`: a list file of recordings (one audio path a line, as for short-form speech);
+- `segmentation`: the reference segmentation in the YAML form MuST-C and IWSLT ship — a list of
+  `{wav, offset, duration}` entries in seconds, one per reference sentence, grouped by recording;
+- `references`: named reference sets, one sentence a line, line-aligned with the segmentation entries;
+- `transcripts` (optional): the source-language sentences, line-aligned likewise (for ASR tracks and COMET).
+
+Every problem is one line naming the file: a `wav` that is not in the list, sentences of a recording that overlap or
+run past the end of its audio, a reference file whose line count differs from the segmentation's entry count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
+from harness.data.text import read_lines
+from harness.errors import HarnessError
+from harness.longform.model import Recording, RefSentence
+
+__all__ = ["LongformDataset", "read_segmentation"]
+
+OVERLAP_SLACK_MS = 1.0  # rounding of offsets written with 2-3 decimals of a second
+
+
+def _seconds(entry: dict[str, Any], key: str, where: str) -> float:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise HarnessError(f"{where}: {key} must be a non-negative number of seconds, got {value!r}")
+    return float(value)
+
+
+def read_segmentation(path: Path) -> list[tuple[str, float, float]]:
+    """The (wav, offset ms, duration ms) entries of a segmentation YAML, in file order."""
+    import yaml
+
+    try:
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read segmentation: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, list) or not raw:
+        raise HarnessError(f"{path}: expected a non-empty list of {{wav, offset, duration}} entries")
+    out = []
+    for n, entry in enumerate(raw):
+        where = f"{path}: entry {n}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("wav"), str) or not entry["wav"]:
+            raise HarnessError(f"{where}: expected a mapping with wav, offset and duration")
+        out.append((entry["wav"], _seconds(entry, "offset", where) * 1000.0,
+                    _seconds(entry, "duration", where) * 1000.0))
+    return out
+
+
+def _match_recording(wav: str, audio: tuple[Path, ...]) -> int | None:
+    """Index of the recording `wav` names: same path, same file name, or same stem (OmniSTEval's rules)."""
+    for rule in (lambda p: str(p), lambda p: p.name, lambda p: p.stem):
+        key = rule(Path(wav))
+        hits = [i for i, p in enumerate(audio) if rule(p) == key]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+@dataclass(frozen=True)
+class LongformDataset(SpeechDataset):
+    """Recordings (the instances) with their reference sentences; audio is streamed from disk like short-form."""
+
+    recordings: tuple[Recording, ...] = ()
+    segmentation_path: Path | None = None
+
+    @classmethod
+    def load_longform(cls, list_file: Path, segmentation: Path, references: dict[str, Path],
+                      transcripts: Path | None = None) -> LongformDataset:
+        import soundfile
+
+        audio = read_audio_list(list_file)
+        entries = read_segmentation(segmentation)
+        sets = {name: read_lines(p) for name, p in references.items()}
+        if transcripts is not None:
+            sets_src = read_lines(transcripts)
+            if len(sets_src) != len(entries):
+                raise HarnessError(f"{transcripts}: {len(sets_src)} lines but {segmentation} has {len(entries)} "
+                                   "sentences")
+        for name, lines in sets.items():
+            if len(lines) != len(entries):
+                raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
+                                   f"sentences (reference set {name!r})")
+        durations = [soundfile.info(str(p)).duration * 1000.0 for p in audio]
+        per_recording: list[list[RefSentence]] = [[] for _ in audio]
+        for n, (wav, offset, duration) in enumerate(entries):
+            k = _match_recording(wav, audio)
+            if k is None:
+                raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} is not in {list_file}")
+            sentences = per_recording[k]
+            if sentences and offset + OVERLAP_SLACK_MS < sentences[-1].end_ms:
+                raise HarnessError(f"{segmentation}: entry {n}: sentence at {offset / 1000:g} s overlaps the one "
+                                   f"before it in {wav} (ends at {sentences[-1].end_ms / 1000:g} s)")
+            if offset + duration > durations[k] + OVERLAP_SLACK_MS:
+                raise HarnessError(f"{segmentation}: entry {n}: sentence ends at {(offset + duration) / 1000:g} s, "
+                                   f"past the end of {audio[k]} ({durations[k] / 1000:g} s)")
+            sentences.append(RefSentence(
+                recording=audio[k].stem, offset_ms=offset, duration_ms=duration,
+                references={name: lines[n].strip() for name, lines in sets.items()},
+                source=sets_src[n].strip() if transcripts is not None else None))
+        for k, sentences in enumerate(per_recording):
+            if not sentences:
+                raise HarnessError(f"{segmentation}: no sentence for recording {audio[k]}")
+        recordings = tuple(Recording(p.stem, str(p), durations[k], tuple(per_recording[k]))
+                           for k, p in enumerate(audio))
+        joined = {name: tuple(" ".join(s.references[name] for s in r.sentences) for r in recordings) for name in sets}
+        return cls(list_path=Path(list_file), audio=audio, references=joined, recordings=recordings,
+                   segmentation_path=Path(segmentation))
+
+    def open(self, index: int) -> AudioStream:
+        return AudioStream(self.audio[index])
+
+    def longform_info(self, index: int) -> dict[str, Any]:
+        """What instances.log records about recording `index` for scoring: its sentences and their references."""
+        rec = self.recordings[index]
+        info: dict[str, Any] = {
+            "recording": rec.name,
+            "segments": [[s.offset_ms, s.duration_ms] for s in rec.sentences],
+            "sentences": {name: [s.references[name] for s in rec.sentences] for name in self.references},
+        }
+        if all(s.source is not None for s in rec.sentences):
+            info["transcripts"] = [s.source for s in rec.sentences]
+        return info
