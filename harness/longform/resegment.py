@@ -15,7 +15,11 @@ began), as both peers compute them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from harness.longform.model import RefSentence
@@ -41,6 +45,24 @@ class SentenceOutput:
         return self.sentence.duration_ms
 
 
+_QUIET = threading.Lock()
+
+
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """mweralign's C++ core prints two lines to the process's stdout per call; keep them off our output."""
+    with _QUIET:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 1)
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bool) -> list[list[int]]:
     """Unit indices of each sentence's contiguous piece, by mwerSegmenter (mweralign), as simulstream calls it."""
     from mweralign import mweralign
@@ -51,10 +73,13 @@ def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bo
         seg = CJSegmenter()
         hyp = " ".join(seg.encode("".join(units)))
         refs = "\n".join(" ".join(seg.encode(r)) for r in references)
-        lines = [line.replace(" ", "").replace("_", " ") for line in mweralign.align_texts(refs, hyp).split("\n")]
+        with _quiet_stdout():
+            aligned = mweralign.align_texts(refs, hyp)
+        lines = [line.replace(" ", "").replace("_", " ") for line in aligned.split("\n")]
         lengths = [len(line) for line in lines]
     else:
-        lines = mweralign.align_texts("\n".join(references), " ".join(units)).split("\n")
+        with _quiet_stdout():
+            lines = mweralign.align_texts("\n".join(references), " ".join(units)).split("\n")
         lengths = [len([w for w in line.split(" ") if w]) for line in lines]
     if len(lines) != len(references) or sum(lengths) != len(units):
         raise ValueError(f"mweralign returned {len(lines)} lines of {sum(lengths)} units for "

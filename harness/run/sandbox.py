@@ -120,7 +120,7 @@ def data_paths(config: TaskConfig) -> list[Path]:
     paths: set[Path] = {config.path}
     for track in config.tracks:
         for ds in track.datasets.values():
-            files = [ds.source, *ds.references.values()]
+            files = [ds.source, *ds.references.values(), *(p for p in (ds.segmentation, ds.transcripts) if p)]
             paths.update(p for p in files if p.exists())
             if track.modality == "speech" and ds.source.is_file():
                 for line in ds.source.read_text(encoding="utf-8").splitlines():
