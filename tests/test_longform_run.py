@@ -1,0 +1,165 @@
+"""Long-form runs end to end without Docker (`harness run`, joint mode): a whole bundled talk streamed as one
+instance, its output stream resegmented and scored; the log is read by OmniSTEval as it is; bad datasets fail with one
+line naming the file."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import main
+from harness.config import load_config
+from harness.data.speech import load_dataset
+from harness.errors import HarnessError
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "longform.yaml"
+DATA = ROOT / "data" / "longform"
+ORACLE = ROOT / "tests" / "agents" / "longform_oracle.py"
+
+pytestmark = pytest.mark.espeak  # the bundled talks are assembled from the espeak-ng reading of the dev set
+
+
+def _run(out: Path, *extra: str, dataset: str = "dev", lag: str = "500") -> dict:
+    code = main(["run", "--config", str(CONFIG), "--track", "longform-en-es", "--dataset", dataset,
+                 "--agent", str(ORACLE), "--output", str(out), "--overwrite",
+                 "--segmentation", str(DATA / f"{dataset}.yaml"), "--references", str(DATA / f"{dataset}.es"),
+                 "--lag-ms", lag, *extra])
+    assert code == 0
+    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("longform") / "run"
+    return out, _run(out)
+
+
+def test_a_whole_talk_is_one_instance_with_one_output_stream(oracle_run) -> None:
+    out, scores = oracle_run
+    records = [json.loads(line) for line in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 1
+    rec = records[0]
+    assert rec["status"] == "ok" and rec["source_length"] > 7 * 60 * 1000  # the 7-minute talk
+    assert len(rec["delays"]) == len(rec["prediction"].split()) == len(rec["elapsed"])
+    assert rec["delays"] == sorted(rec["delays"]) and rec["delays"][-1] <= rec["source_length"]
+    info = rec["longform"]
+    assert info["resegmentation"] == "softsegmenter" and len(info["segments"]) == 40
+    assert len(info["sentences"]["orig"]) == len(info["transcripts"]) == 40
+    assert scores["counts"]["sentences"] == 40 and scores["counts"]["empty_sentences"] == 0
+
+
+def test_oracle_output_resegments_exactly_onto_the_references(oracle_run) -> None:
+    _, scores = oracle_run
+    assert scores["BLEU"]["score"] == pytest.approx(100.0)
+    assert scores["BLEU"]["signature"].endswith("|reseg:softsegmenter")
+    assert scores["StreamLAAL"]["resegmentation"] == "mwersegmenter"
+    assert scores["LongYAAL"]["resegmentation"] == "softsegmenter"
+    # a sentence is written at the first 320-ms segment boundary 500 ms past its end; its first word's delay is
+    # then past the sentence's end, so LAAL per sentence is that delay from the sentence's offset
+    seg = yaml.safe_load((DATA / "dev.yaml").read_text())
+    lags = [math.ceil(((s["offset"] + s["duration"]) * 1000 + 500) / 320) * 320 - s["offset"] * 1000 for s in seg]
+    assert scores["LongLAAL"]["score"] == pytest.approx(sum(lags) / len(lags), abs=1e-6)
+    assert scores["StreamLAAL"]["score"] == pytest.approx(scores["LongLAAL"]["score"], abs=1e-6)
+    assert scores["LongYAAL_CA"]["score"] >= scores["LongYAAL"]["score"]
+
+
+def test_omnisteval_reads_our_log_as_it_is_and_agrees(oracle_run) -> None:
+    from omnisteval.io import load_resegmentation_inputs
+    from omnisteval.resegment import resegment
+    from omnisteval.scoring import evaluate_instances
+
+    out, scores = oracle_run
+    ref_words, hyp_words, seg, refs = load_resegmentation_inputs(
+        str(DATA / "dev.yaml"), None, str(DATA / "dev.es"), str(out / "instances.log"))
+    instances, _ = resegment(ref_words, hyp_words, seg, refs)
+    peer, _, _ = evaluate_instances(instances, is_longform=True)
+    assert math.isclose(peer["bleu"], scores["BLEU"]["score"], rel_tol=1e-9)
+    for ours, theirs in (("LongYAAL", "long_yaal"), ("LongAL", "long_al"), ("LongDAL", "long_dal"),
+                         ("LongYAAL_CA", "ca_long_yaal"), ("LongAP_CA", "ca_long_ap")):
+        assert math.isclose(scores[ours]["score"], peer[theirs], rel_tol=1e-9, abs_tol=1e-9), ours
+
+
+def test_an_empty_output_stream_is_scored_and_counted(tmp_path: Path) -> None:
+    scores = _run(tmp_path / "run", lag="1e9")  # every sentence "due" after the end: written at the very end
+    assert scores["BLEU"]["score"] == pytest.approx(100.0)
+    silent = tmp_path / "silent.py"
+    silent.write_text(
+        "from harness.client.agent import ReadAction, SpeechAgent, WriteAction\n\n\n"
+        "class Silent(SpeechAgent):\n    def policy(self, states):\n        states.source.clear()\n"
+        "        return WriteAction('', finished=True) if states.source_finished else ReadAction()\n",
+        encoding="utf-8")
+    out = tmp_path / "silent"
+    assert main(["run", "--config", str(CONFIG), "--track", "longform-en-es", "--dataset", "dev",
+                 "--agent", str(silent), "--output", str(out)]) == 0
+    s = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert s["counts"]["empty_instances"] == 1 and s["counts"]["empty_sentences"] == 40
+    assert s["BLEU"]["score"] == 0.0
+    assert s["LongYAAL"]["score"] is None and "no sentence" in s["LongYAAL"]["note"]
+
+
+def _copy_dataset(tmp_path: Path) -> tuple[Path, Path, Path]:
+    shutil.copy(DATA / "talks" / "librivox.wav", tmp_path / "talk.wav")
+    (tmp_path / "talks.list").write_text("talk.wav\n", encoding="utf-8")
+    seg = yaml.safe_load((DATA / "asr.yaml").read_text(encoding="utf-8"))
+    for s in seg:
+        s["wav"] = "talk.wav"
+    (tmp_path / "seg.yaml").write_text(yaml.safe_dump(seg), encoding="utf-8")
+    shutil.copy(DATA / "asr.en", tmp_path / "ref.en")
+    return tmp_path / "talks.list", tmp_path / "seg.yaml", tmp_path / "ref.en"
+
+
+def _load(listing: Path, seg: Path, ref: Path):
+    return load_dataset("speech", listing, {"orig": ref}, seg)
+
+
+def test_bad_long_form_datasets_fail_with_one_line_naming_the_file(tmp_path: Path) -> None:
+    listing, seg, ref = _copy_dataset(tmp_path)
+    assert len(_load(listing, seg, ref).recordings[0].sentences) == len(ref.read_text().splitlines())
+    entries = yaml.safe_load(seg.read_text())
+
+    def fails(mutate, pattern: str, target: Path = seg) -> None:
+        data = [dict(e) for e in entries]
+        mutate(data)
+        seg.write_text(yaml.safe_dump(data), encoding="utf-8")
+        with pytest.raises(HarnessError, match=pattern) as err:
+            _load(listing, seg, ref)
+        assert "\n" not in str(err.value) and str(target) in str(err.value)
+        seg.write_text(yaml.safe_dump(entries), encoding="utf-8")
+
+    fails(lambda d: d[0].update(wav="other.wav"), r"wav 'other.wav' is not in .*talks.list")
+    fails(lambda d: d[1].update(offset=d[0]["offset"] + d[0]["duration"] / 2), "overlaps the one before it")
+    fails(lambda d: d[-1].update(duration=d[-1]["duration"] + 60), "past the end of")
+    fails(lambda d: d[0].update(offset=-1), "offset must be a non-negative number")
+    fails(lambda d: d.append(dict(d[-1], offset=d[-1]["offset"] + 100)), "lines but .* sentences", target=ref)
+    seg.write_text("- [not, a, mapping]\n", encoding="utf-8")
+    with pytest.raises(HarnessError, match="expected a mapping with wav, offset and duration"):
+        _load(listing, seg, ref)
+
+
+def test_config_refuses_long_form_fields_on_short_form_tracks_and_vice_versa(tmp_path: Path) -> None:
+    from harness.errors import ConfigError
+
+    text = CONFIG.read_text(encoding="utf-8").replace("../data", str(DATA.parent))
+    bad = tmp_path / "c.yaml"
+    short = re.sub(r"    segmentation: longform\n    resegmentation: .*\n", "", text, count=1)
+    bad.write_text(short, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tracks\[0\]\.latency\[0\]: 'LongYAAL' is not one of AL"):
+        load_config(bad)
+    short = short.replace("latency: [LongYAAL, StreamLAAL, LongAL, LongLAAL, LongAP, LongDAL]\n    primary: "
+                          "{quality: BLEU, latency: LongYAAL}", "latency: [LAAL]\n    primary: {quality: BLEU}", 1)
+    bad.write_text(short, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tracks\[0\]\.datasets\.dev\.segmentation: only long-form tracks"):
+        load_config(bad)
+    bad.write_text(text.replace("[LongYAAL, StreamLAAL", "[LAAL, StreamLAAL", 1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tracks\[0\]\.latency\[0\]: 'LAAL' is not one of LongYAAL"):
+        load_config(bad)
+    bad.write_text(text.replace("resegmentation: softsegmenter", "resegmentation: mwer", 1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tracks\[0\]\.resegmentation: 'mwer' is not one of"):
+        load_config(bad)
