@@ -11,9 +11,9 @@ import statistics
 from pathlib import Path
 
 import omnisteval.io as omni_io
-import omnisteval.resegment as omni_reseg
 import omnisteval.scoring as omni_scoring
 import pytest
+from omnisteval.resegment import resegment as omni_resegment
 
 from harness.longform.latency import SOFT_METRICS, sentence_values
 from harness.longform.model import RefSentence
@@ -37,7 +37,7 @@ def _close(a: float, b: float) -> bool:
 def _omni(paths: dict[str, Path], *, char_level: bool = False, lang: str | None = None):
     ref_words, hyp_words, seg, refs = omni_io.load_resegmentation_inputs(
         str(paths["segmentation"]), None, str(paths["references"]), str(paths["jsonl"]), char_level=char_level)
-    return omni_reseg.resegment(ref_words, hyp_words, seg, refs, char_level=char_level, lang=lang)
+    return omni_resegment(ref_words, hyp_words, seg, refs, char_level=char_level, lang=lang)
 
 
 def _ours(talks: list[Talk], method: str, **kwargs):

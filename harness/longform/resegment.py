@@ -49,17 +49,17 @@ _QUIET = threading.Lock()
 
 
 @contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """mweralign's C++ core prints two lines to the process's stdout per call; keep them off our output."""
+def _quiet_stderr() -> Iterator[None]:
+    """mweralign's C++ core writes two lines to the process's stderr (std::cerr) per call; keep them off ours."""
     with _QUIET:
-        sys.stdout.flush()
-        saved = os.dup(1)
+        sys.stderr.flush()
+        saved = os.dup(2)
         try:
             with open(os.devnull, "wb") as null:
-                os.dup2(null.fileno(), 1)
+                os.dup2(null.fileno(), 2)
             yield
         finally:
-            os.dup2(saved, 1)
+            os.dup2(saved, 2)
             os.close(saved)
 
 
@@ -73,12 +73,12 @@ def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bo
         seg = CJSegmenter()
         hyp = " ".join(seg.encode("".join(units)))
         refs = "\n".join(" ".join(seg.encode(r)) for r in references)
-        with _quiet_stdout():
+        with _quiet_stderr():
             aligned = mweralign.align_texts(refs, hyp)
         lines = [line.replace(" ", "").replace("_", " ") for line in aligned.split("\n")]
         lengths = [len(line) for line in lines]
     else:
-        with _quiet_stdout():
+        with _quiet_stderr():
             lines = mweralign.align_texts("\n".join(references), " ".join(units)).split("\n")
         lengths = [len([w for w in line.split(" ") if w]) for line in lines]
     if len(lines) != len(references) or sum(lengths) != len(units):

@@ -25,7 +25,7 @@ from harness.longform.resegment import METHODS, SentenceOutput, resegment
 from harness.metric_registry import LONGFORM_LATENCY_METRICS, QUALITY_METRICS
 from harness.units import join_units, split_units
 
-__all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform"]
+__all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
 
 
 def is_longform_log(records: Sequence[dict[str, Any]]) -> bool:
@@ -84,6 +84,41 @@ def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> l
     return rows
 
 
+def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str], reference_set: str, unit: str
+                 ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
+                            dict[str, list[list[SentenceOutput]]]]:
+    """(sentence records of `method`, per-sentence metric values by resegmentation, outputs by resegmentation)."""
+    needed = {method}
+    if wanted & set(SOFT_METRICS):
+        needed.add("softsegmenter")
+    if wanted & set(STREAM_METRICS):
+        needed.add("mwersegmenter")
+    by_method = {m: resegment_run(records, m, reference_set, unit) for m in sorted(needed)}
+    per_sentence: dict[str, list[dict[str, float | None]]] = {}
+    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
+        if m in by_method and wanted & set(fam):
+            per_sentence[m] = [v for outs in by_method[m]
+                               for v in sentence_values(outs, reference_set, method=m, char_level=unit == "char")]
+    return _sentence_records(by_method[method], unit), per_sentence, by_method
+
+
+def sentence_scores(records: list[dict[str, Any]], *, latency_unit: str, resegmentation: str | None = None
+                    ) -> tuple[list[dict[str, Any]], dict[str, list[float | None]], list[dict[str, Any]]]:
+    """For the results stage: (sentence records of the track's resegmentation, per-sentence values of every
+    long-form latency metric, the per-recording instance_scores rows)."""
+    records = sorted(records, key=lambda r: r.get("index", 0))
+    method = resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
+    unit = "char" if latency_unit == "char" else "word"
+    first = next(iter(records[0]["longform"].get("sentences") or {"orig": None}))
+    sentence_recs, per_sentence, by_method = _resegmented(records, method, set(LONGFORM_LATENCY_METRICS), first,
+                                                          unit)
+    values: dict[str, list[float | None]] = {}
+    for rows in per_sentence.values():
+        for name in (rows[0] if rows else {}):
+            values[name] = [r.get(name) for r in rows]
+    return sentence_recs, values, _rows(records, by_method[method], per_sentence, unit)
+
+
 def score_longform(
     records: list[dict[str, Any]],
     *,
@@ -117,16 +152,7 @@ def score_longform(
     sets = list(reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
     first = sets[0]
 
-    by_method: dict[str, list[list[SentenceOutput]]] = {}
-    needed = {method}
-    if wanted & set(SOFT_METRICS):
-        needed.add("softsegmenter")
-    if wanted & set(STREAM_METRICS):
-        needed.add("mwersegmenter")
-    for m in sorted(needed):
-        by_method[m] = resegment_run(records, m, first, unit)
-
-    sentence_recs = _sentence_records(by_method[method], unit)
+    sentence_recs, per_sentence, by_method = _resegmented(records, method, wanted, first, unit)
     out: dict[str, Any] = {}
     quality = [m for m in QUALITY_METRICS if m in wanted]
     if quality:
@@ -140,11 +166,6 @@ def score_longform(
                 rec["resegmentation"] = method
                 out[key] = rec
 
-    per_sentence: dict[str, list[dict[str, float | None]]] = {}
-    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
-        if m in by_method and wanted & set(fam):
-            per_sentence[m] = [v for outs in by_method[m] for v in sentence_values(outs, first, method=m,
-                                                                                    char_level=unit == "char")]
     n_sent = len(sentence_recs)
     counts = resample_counts(n_sent, bootstrap, seed) if bootstrap > 1 else None
     names: list[tuple[str, str]] = []

@@ -68,6 +68,14 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     except HarnessError:
         return None  # nothing to score (the run's status already says why)
     records = sorted(log.records, key=lambda r: r["index"])
+    from harness.longform.scoring import is_longform_log, sentence_scores
+
+    if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
+        sentences, values, rows = sentence_scores(records, latency_unit=log.latency_unit,
+                                                  resegmentation=track.resegmentation)
+        write_instance_scores(run_dir.path, rows)
+        latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
+        return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))
     speech = log.source_type == "speech"
     ref_set = next(iter(reference_sets_of(records[0])))
     per = corpus_instance_metrics(records, log.latency_unit, ref_set, speech, track.computation_aware)
