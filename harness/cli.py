@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "client": "decode the server's instances with an agent",
     "run": "evaluate an agent on a dataset in one command (server and client together)",
     "score": "score an instances.log (the harness's or SimulEval's) and write scores.json",
+    "export": "write a long-form run in OmniSTEval's or SimulStream's format",
     "image": "build the harness base image (air-gapped: from Debian packages)",
 }
 

@@ -29,7 +29,7 @@ class Talk:
 
     @property
     def duration_ms(self) -> float:
-        return self.sentences[-1].end_ms + 500.0
+        return max(self.sentences[-1].end_ms + 500.0, self.delays[-1] if self.delays else 0.0)
 
 
 def make_talk(name: str, sentences: list[str], seed: int, *, words_per_s: float = 2.5) -> Talk:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 HELP = "score an instances.log (the harness's or SimulEval's) and write scores.json beside it"
@@ -26,6 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
     parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", help="only these metrics (default: all)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
+    lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
+    lf.add_argument("--segmentation", default=None, metavar="YAML",
+                    help="reference segmentation ({wav, offset, duration} per sentence): score the log as long-form")
+    lf.add_argument("--references", nargs="+", default=None, metavar="[NAME=]FILE",
+                    help="reference sentences, one a line, aligned with --segmentation (NAME defaults to orig)")
+    lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
+    lf.add_argument("--simulstream-config", default=None, metavar="YAML",
+                    help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
+    lf.add_argument("--resegmentation", choices=("softsegmenter", "mwersegmenter"), default=None,
+                    help="resegmentation for quality (default: the log's, else softsegmenter)")
 
 
 def _fmt(x: Any) -> str:
@@ -58,19 +69,52 @@ def render_table(scores: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _references(values: list[str] | None) -> dict[str, Path]:
+    from harness.errors import HarnessError
+
+    if not values:
+        raise HarnessError("--segmentation needs --references (the reference sentences, one a line)")
+    out: dict[str, Path] = {}
+    for v in values:
+        name, sep, path = v.partition("=")
+        name, path = (name, path) if sep else ("orig", v)
+        if name in out:
+            raise HarnessError(f"--references: reference set {name!r} given twice")
+        out[name] = Path(path)
+    return out
+
+
+def _score_foreign_longform(args: argparse.Namespace, options: dict[str, Any]
+                            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A long-form log of another tool, with the segmentation given on the command line."""
+    from harness import layout
+    from harness.longform import interop
+    from harness.scoring.corpus import score_records_with_instances
+
+    path = Path(args.path)
+    log = path if path.is_file() else layout.log_path(path)
+    if interop.is_simulstream_log(log):
+        records = interop.read_simulstream_log(log, Path(args.simulstream_config) if args.simulstream_config else None)
+    else:
+        records = interop.read_jsonl_hypotheses(log)
+    records = interop.attach_segmentation(records, Path(args.segmentation), _references(args.references),
+                                          Path(args.transcripts) if args.transcripts else None,
+                                          args.resegmentation or "softsegmenter")
+    return score_records_with_instances(records, latency_unit=args.latency_unit or "word", source=str(log),
+                                        **options)
+
+
 def run(args: argparse.Namespace) -> int:
     """Score, write scores.json and instance_scores.jsonl unless --no-write, print a table or the JSON object."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
-    scores, rows = score_log(
-        args.path,
-        latency_unit=args.latency_unit,
-        tokenizer=args.tokenizer,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        computation_aware=not args.no_computation_aware,
-        metrics=args.metrics,
-    )
+    options = dict(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
+                   computation_aware=not args.no_computation_aware, metrics=args.metrics)
+    if args.segmentation:
+        scores, rows = _score_foreign_longform(args, options)
+    else:
+        scores, rows = score_log(args.path, latency_unit=args.latency_unit, resegmentation=args.resegmentation,
+                                 **options)
     target = None
     if not args.no_write:
         target = write_scores(args.path, scores)

@@ -1,0 +1,30 @@
+"""`harness export RUN_DIR --to omnisteval|simulstream --output DIR`: a long-form run as the peers' inputs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "write a long-form run as OmniSTEval's inputs or as a SimulStream metrics log (for their scorers)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", help="a long-form run directory or its instances.log")
+    parser.add_argument("--to", choices=("omnisteval", "simulstream"), required=True, help="which tool's format")
+    parser.add_argument("--output", required=True, help="folder to write into (created)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import HarnessError
+    from harness.longform import interop
+    from harness.longform.scoring import is_longform_log
+    from harness.runlog import read_instances
+
+    log = read_instances(args.path, allow_torn=True)
+    if not is_longform_log(log.records):
+        raise HarnessError(f"{log.path}: not a long-form run (its records carry no reference segmentation)")
+    write = interop.write_omnisteval_inputs if args.to == "omnisteval" else interop.write_simulstream_log
+    paths = write(log.records, Path(args.output))
+    for key, path in paths.items():
+        print(f"{key}: {path}")
+    return 0

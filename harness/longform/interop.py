@@ -1,0 +1,259 @@
+"""Long-form logs of the peers, both ways.
+
+In: a SimulEval / OmniSTEval long-form JSONL (one line per recording: `source`, `prediction`, `delays`, `elapsed`,
+`source_length`; no references) and a SimulStream metrics log (`metadata` lines naming each recording's wav, then
+one line per processed chunk with `generated_tokens`, `deleted_tokens`, `total_audio_processed` and
+`computation_time` in seconds) become harness records once the reference segmentation and sentences are attached.
+
+Out: a harness long-form run as OmniSTEval's inputs (JSONL hypothesis, segmentation YAML in seconds, reference
+lines) and as a SimulStream metrics log with its evaluation config (`detokenizer_type: simuleval`), which
+`simulstream.metrics.score_latency` and `omnisteval longform` read.
+
+SimulStream's reader is re-implemented here (final text and per-word delays from the generated and deleted tokens,
+a partly rewritten last word taking the time of its rewrite) for the `simuleval` detokenizer; the `hf` and `canary`
+detokenizers need the model's tokenizer, which an offline scorer does not load, and are refused with one line.
+A chunk's computation-aware time is its audio time plus its computation time, as SimulStream defines it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import HarnessError
+from harness.longform.dataset import read_segmentation
+from harness.runlog.reader import validate_record
+
+__all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
+           "write_omnisteval_inputs", "write_simulstream_log"]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read: {exc}") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HarnessError(f"{path}: line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise HarnessError(f"{path}: line {n}: not a JSON object")
+        out.append(obj)
+    return out
+
+
+def is_simulstream_log(path: Path) -> bool:
+    """Whether `path` looks like a SimulStream metrics log (its first object has `metadata` or chunk fields)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    obj = json.loads(line)
+                    return isinstance(obj, dict) and ("metadata" in obj or "total_audio_processed" in obj
+                                                      or "model_loading_time" in obj)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return False
+
+
+def read_jsonl_hypotheses(path: Path) -> list[dict[str, Any]]:
+    """SimulEval/OmniSTEval long-form lines as records (index, recording name, prediction, delays, elapsed)."""
+    out = []
+    for i, obj in enumerate(_lines(path)):
+        source = obj.get("source")
+        name = source[0] if isinstance(source, list) and source else source
+        if not isinstance(name, str) or not isinstance(obj.get("prediction"), str):
+            raise HarnessError(f"{path}: line {i + 1}: needs 'source' (the recording) and 'prediction'")
+        rec = {"index": obj.get("index", i), "source": [name], "prediction": obj["prediction"],
+               "delays": obj.get("delays") or [], "source_length": obj.get("source_length")}
+        if obj.get("elapsed"):
+            rec["elapsed"] = obj["elapsed"]
+        out.append(rec)
+    return out
+
+
+def _detokenizer(config: Path | None) -> tuple[str, Any]:
+    cfg: dict[str, Any] = {"detokenizer_type": "simuleval", "latency_unit": "word"}
+    if config is not None:
+        try:
+            loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise HarnessError(f"{config}: cannot read the SimulStream eval config: {exc}") from None
+        cfg.update(loaded if isinstance(loaded, dict) else {})
+    kind, unit = cfg.get("detokenizer_type"), cfg.get("latency_unit")
+    if kind != "simuleval":
+        raise HarnessError(f"{config}: detokenizer_type {kind!r} needs the model's own tokenizer; the harness reads "
+                           "SimulStream logs written with detokenizer_type: simuleval")
+    if unit == "word":
+        return unit, lambda tokens: " ".join(tokens)
+    if unit == "char":
+        return unit, lambda tokens: "".join(tokens)
+    if unit == "spm":
+        return unit, lambda tokens: "".join(tokens).replace("\u2581", " ").strip()
+    raise HarnessError(f"{config}: latency_unit {unit!r} is not one of word, char, spm")
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.split(" ") if w]
+
+
+def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[str, Any]]:
+    """One record per recording of a SimulStream metrics log: final text, per-word delays and CA times (ms)."""
+    _, detok = _detokenizer(config)
+    names: dict[Any, str] = {}
+    lines_by_id: dict[Any, list[dict[str, Any]]] = {}
+    for n, obj in enumerate(_lines(path), 1):
+        if "metadata" in obj:
+            meta = obj["metadata"]
+            if not isinstance(meta, dict) or not isinstance(meta.get("wav_name"), str):
+                raise HarnessError(f"{path}: line {n}: metadata without a wav_name")
+            names[obj.get("id")] = meta["wav_name"]
+        elif "generated_tokens" in obj:
+            if obj.get("id") not in names:
+                raise HarnessError(f"{path}: line {n}: id {obj.get('id')!r} has no metadata line before it")
+            lines_by_id.setdefault(obj["id"], []).append(obj)
+    records = []
+    for index, (cid, wav) in enumerate(names.items()):
+        tokens: list[str] = []
+        text = ""
+        delays: list[float] = []
+        elapsed: list[float] = []
+        revisions: list[dict[str, Any]] = []
+        for obj in lines_by_id.get(cid, []):
+            at = float(obj["total_audio_processed"]) * 1000.0
+            ca = at + float(obj.get("computation_time", 0.0)) * 1000.0
+            deleted = list(obj.get("deleted_tokens") or [])
+            if deleted:
+                if tokens[-len(deleted):] != deleted:
+                    raise HarnessError(f"{path}: recording {wav}: deleted tokens {deleted!r} are not the last ones")
+                tokens = tokens[:-len(deleted)]
+                new = detok(tokens)
+                before, after = _words(text), _words(new)
+                delays, elapsed = delays[:len(after)], elapsed[:len(after)]
+                if after and before[len(after) - 1] != after[-1]:
+                    delays[-1], elapsed[-1] = at, ca
+                text = new
+            tokens.extend(obj.get("generated_tokens") or [])
+            new = detok(tokens)
+            before, after = _words(text), _words(new)
+            if len(after) > len(before):
+                delays += [at] * (len(after) - len(before))
+                elapsed += [ca] * (len(after) - len(before))
+            if before and len(after) >= len(before) and after[len(before) - 1] != before[-1]:
+                delays[len(before) - 1], elapsed[len(before) - 1] = at, ca
+            if deleted or new != text:
+                revisions.append({"delay": at, "elapsed": ca, "text": " ".join(after)})
+            text = new
+        rec: dict[str, Any] = {"index": index, "source": [wav], "prediction": " ".join(_words(text)),
+                               "delays": delays, "elapsed": elapsed, "source_length": None}
+        if any(obj.get("deleted_tokens") for obj in lines_by_id.get(cid, [])):
+            rec["revisions"] = revisions
+        records.append(rec)
+    return records
+
+
+def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
+                        transcripts: Path | None = None, resegmentation: str = "softsegmenter"
+                        ) -> list[dict[str, Any]]:
+    """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem."""
+    from harness.data.text import read_lines
+    from harness.longform.dataset import _match_recording
+
+    entries = read_segmentation(segmentation)
+    sets = {name: read_lines(p) for name, p in references.items()}
+    for name, lines in sets.items():
+        if len(lines) != len(entries):
+            raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
+                               "sentences")
+    src = read_lines(transcripts) if transcripts is not None else None
+    sources = tuple(Path(r["source"][0]) for r in records)
+    per: list[list[int]] = [[] for _ in records]
+    for n, (wav, _, _) in enumerate(entries):
+        k = _match_recording(wav, sources)
+        if k is None:
+            raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
+        per[k].append(n)
+    out = []
+    for rec, rows in zip(records, per, strict=True):
+        if not rows:
+            raise HarnessError(f"{segmentation}: no sentence for recording {rec['source'][0]}")
+        info: dict[str, Any] = {
+            "recording": Path(rec["source"][0]).stem,
+            "segments": [[entries[n][1], entries[n][2]] for n in rows],
+            "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+            "resegmentation": resegmentation,
+        }
+        if src is not None:
+            info["transcripts"] = [src[n].strip() for n in rows]
+        end = max(entries[n][1] + entries[n][2] for n in rows)
+        length = rec.get("source_length")
+        if not isinstance(length, (int, float)) or isinstance(length, bool) or length != length or length <= 0 \
+                or length == float("inf"):
+            length = max(end, rec["delays"][-1] if rec.get("delays") else 0.0)
+        new = {**rec, "source_length": length, "longform": info, "status": "ok", "latency_unit": "word",
+               "references": {name: " ".join(v) for name, v in info["sentences"].items()}}
+        problem = validate_record(new, "")
+        if problem is not None:
+            raise HarnessError(f"recording {rec['source'][0]}: {problem}")
+        out.append(new)
+    return out
+
+
+def write_omnisteval_inputs(records: Sequence[dict[str, Any]], folder: Path) -> dict[str, Path]:
+    """hypotheses.jsonl, segmentation.yaml (seconds) and one reference file per set, for `omnisteval longform`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"hypothesis": folder / "hypotheses.jsonl", "segmentation": folder / "segmentation.yaml"}
+    seg: list[dict[str, Any]] = []
+    sets: dict[str, list[str]] = {}
+    with paths["hypothesis"].open("w", encoding="utf-8") as f:
+        for rec in sorted(records, key=lambda r: r["index"]):
+            info = rec["longform"]
+            wav = f"{info['recording']}.wav"
+            f.write(json.dumps({"source": [wav], "prediction": rec["prediction"], "delays": rec["delays"],
+                                "elapsed": rec.get("elapsed") or [], "source_length": rec["source_length"]},
+                               ensure_ascii=False) + "\n")
+            seg.extend({"wav": wav, "offset": off / 1000.0, "duration": dur / 1000.0} for off, dur in info["segments"])
+            for name, lines in info["sentences"].items():
+                sets.setdefault(name, []).extend(lines)
+    paths["segmentation"].write_text(yaml.safe_dump(seg, sort_keys=False), encoding="utf-8")
+    for name, lines in sets.items():
+        paths[f"references.{name}"] = folder / f"references.{name}.txt"
+        paths[f"references.{name}"].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return paths
+
+
+def write_simulstream_log(records: Sequence[dict[str, Any]], folder: Path) -> dict[str, Path]:
+    """metrics.jsonl and eval.yaml for `simulstream.metrics.score_latency` (plus the OmniSTEval inputs).
+
+    Each group of words written at one delay becomes one chunk line; its computation time is the CA time minus the
+    audio time, so SimulStream's reader gives back the harness's delays and CA times.
+    """
+    paths = write_omnisteval_inputs(records, folder)
+    paths["log"] = folder / "metrics.jsonl"
+    paths["config"] = folder / "eval.yaml"
+    with paths["log"].open("w", encoding="utf-8") as f:
+        for cid, rec in enumerate(sorted(records, key=lambda r: r["index"])):
+            f.write(json.dumps({"id": cid, "metadata": {"wav_name": f"{rec['longform']['recording']}.wav"}}) + "\n")
+            words = rec["prediction"].split()
+            elapsed = rec.get("elapsed") or rec["delays"]
+            i = 0
+            while i < len(words):
+                j = i
+                while j < len(words) and rec["delays"][j] == rec["delays"][i] and elapsed[j] == elapsed[i]:
+                    j += 1
+                f.write(json.dumps({"id": cid, "total_audio_processed": rec["delays"][i] / 1000.0,
+                                    "computation_time": (elapsed[i] - rec["delays"][i]) / 1000.0,
+                                    "generated_tokens": words[i:j], "deleted_tokens": []},
+                                   ensure_ascii=False) + "\n")
+                i = j
+    paths["config"].write_text("detokenizer_type: simuleval\nlatency_unit: word\n", encoding="utf-8")
+    return paths
