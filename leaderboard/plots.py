@@ -239,3 +239,40 @@ def timeline_svg(view: dict[str, Any], uid: str = "timeline") -> str:
 
 def _cross(x: float, y: float, s: float = 5.0) -> str:
     return f"M{fmt(x - s)},{fmt(y - s)}L{fmt(x + s)},{fmt(y + s)}M{fmt(x - s)},{fmt(y + s)}L{fmt(x + s)},{fmt(y - s)}"
+
+
+def window_svg(window: dict[str, Any], uid: str) -> str:
+    """One window of a long recording's timeline: audio time (x, seconds) against the words written in that window
+    (y, their index in the output stream), with the reference sentences of the window as labelled bands."""
+    t0, t1 = window["start_ms"] / 1000.0, window["end_ms"] / 1000.0
+    points: list[tuple[float, int, str]] = window["points"]
+    lo = min((i for _, i, _ in points), default=0)
+    hi = max((i for _, i, _ in points), default=lo) + 1
+    w, h, ml, mr, mt, mb = 760, 220, 56, 20, 26, 40
+    xt = nice_ticks(t0, t1, 7)
+    xt = [v for v in xt if t0 <= v <= t1] or [t0, t1]
+    sx = Scale(t0, t1, ml, w - mr)
+    sy = Scale(float(lo), float(max(hi, lo + 1)), h - mb, mt)
+    parts: list[str] = []
+    for k, s in enumerate(window["sentences"]):
+        a, b = max(s["start_ms"] / 1000.0, t0), min(s["end_ms"] / 1000.0, t1)
+        if b <= a:
+            continue
+        parts.append(el("rect", el("title", _esc(f"sentence {s['n']}: {s['start_ms'] / 1000:.1f}–"
+                                                 f"{s['end_ms'] / 1000:.1f} s")),
+                        x=sx(a), y=float(mt), width=sx(b) - sx(a), height=float(h - mt - mb),
+                        fill="#eef3f8" if k % 2 == 0 else "#f7f9fb", class_="sentence-band"))
+        parts.append(text(sx(a) + 3, mt - 6, f"s{s['n']}", class_="tick"))
+    for v in xt:
+        parts.append(el("line", x1=sx(v), y1=float(mt), x2=sx(v), y2=float(h - mb), class_="grid"))
+        parts.append(text(sx(v), h - mb + 16, f"{v:g}", text_anchor="middle", class_="tick"))
+    for t, i, word in points:
+        parts.append(el("circle", el("title", _esc(f"“{word}” written at {t / 1000:.2f} s")),
+                        cx=sx(min(max(t / 1000.0, t0), t1)), cy=sy(float(i) + 0.5), r=3, fill="#0072b2"))
+    parts.append(text((ml + w - mr) / 2, h - 8, "audio time (s)", text_anchor="middle", class_="axis-label"))
+    parts.append(text(14, (mt + h - mb) / 2, "words", text_anchor="middle",
+                      transform=f"rotate(-90 14 {fmt((mt + h - mb) / 2)})", class_="axis-label"))
+    title = f"Words written between {t0:g} s and {t1:g} s"
+    desc = (f"{len(points)} words written in this window; shaded bands: the reference sentences spoken in it "
+            f"({', '.join('s' + str(s['n']) for s in window['sentences']) or 'none'}).")
+    return document(w, h, title, desc, "".join(parts), uid, "timeline window")

@@ -20,7 +20,7 @@ from harness.errors import HarnessError
 from leaderboard import views
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
-from leaderboard.plots import quality_latency_svg, timeline_svg
+from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -137,9 +137,16 @@ class SiteWriter:
         if not self.instance_pages:
             return
         for n, (rec, metrics) in enumerate(per_instance):
-            view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
             prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
             next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
+            if isinstance(rec.get("longform"), dict):  # a whole recording: sentences and a paged timeline
+                talk = views.recording(rec, metrics)
+                svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
+                summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences")}
+                self.page("recording.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run,
+                          rec=rec, talk=talk, svgs=svgs, metrics=summary, prev_i=prev_i, next_i=next_i)
+                continue
+            view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
             self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,
                       metrics=metrics, view=view, slider=views.slider_data(view),
                       timeline=Markup(timeline_svg(view)), prev_i=prev_i, next_i=next_i)

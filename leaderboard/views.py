@@ -59,6 +59,43 @@ def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[st
     }
 
 
+WINDOW_MS = 120_000  # one page section of a long recording's timeline
+
+
+def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: float = WINDOW_MS) -> dict[str, Any]:
+    """What a long-form recording's page shows: its resegmented sentences (from the scoring stage's
+    instance_scores row) and its timeline cut into windows of `window_ms`, each with the words written in it and
+    the sentences spoken in it, so a 20-minute talk stays readable (and each sentence links to its window)."""
+    info = record.get("longform") or {}
+    sentences_out = (row or {}).get("sentences") or []
+    segments = info.get("segments") or []
+    refs = info.get("sentences") or {}
+    first = next(iter(refs), None)
+    length = float(record.get("source_length") or 1.0)
+    n_windows = max(1, int(-(-length // window_ms)))
+    words = split_units(str(record.get("prediction") or ""), "word")
+    delays = [float(d) for d in (record.get("delays") or [])]
+    sentences = []
+    for n, seg in enumerate(segments):
+        start, dur = float(seg[0]), float(seg[1])
+        out = sentences_out[n] if n < len(sentences_out) else {}
+        metrics = {k: v for k, v in out.items() if k not in ("offset_ms", "duration_ms", "prediction", "references",
+                                                              "delays")}
+        sentences.append({"n": n, "start_ms": start, "end_ms": start + dur, "window": int(start // window_ms),
+                          "reference": cap(str(refs[first][n]) if first else "", PAGE_TEXT_MAX),
+                          "prediction": cap(str(out.get("prediction", "")), PAGE_TEXT_MAX), "metrics": metrics})
+    windows = []
+    for k in range(n_windows):
+        a, b = k * window_ms, min((k + 1) * window_ms, length)
+        windows.append({"n": k, "start_ms": a, "end_ms": b,
+                        "points": [(d, i, w) for i, (d, w) in enumerate(zip(delays, words, strict=False))
+                                   if a <= d < b or (k == n_windows - 1 and d >= b)],
+                        "sentences": [s for s in sentences if s["start_ms"] < b and s["end_ms"] > a]})
+    return {"name": str(info.get("recording") or record.get("index")), "length_ms": length,
+            "sentences": sentences, "windows": windows, "reference_set": first,
+            "resegmentation": info.get("resegmentation"), "words": len(words)}
+
+
 def slider_data(view: dict[str, Any]) -> dict[str, Any]:
     """The JSON the slider script reads (no HTML in it: the script sets text only)."""
     return {
