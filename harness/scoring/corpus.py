@@ -242,9 +242,10 @@ def score_records_with_instances(
     # latency on the first reference set
     import numpy as np
 
-    per_instance = corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
-    has_ca = "AL_CA" in per_instance
     plain = [n for n in LATENCY_METRICS if n in wanted]
+    per_instance = (corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
+                    if plain or wanted & set(DIAGNOSTIC_METRICS) else {})
+    has_ca = "AL_CA" in per_instance
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     empty = np.full(len(records), np.nan)
     columns = [per_instance.get(name, empty) for name in names]
