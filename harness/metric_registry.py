@@ -92,7 +92,7 @@ REGISTRY: dict[str, MetricSpec] = {
              "End offset: delay of the last target word minus the source length (0: written at the end)."),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
-        *(MetricSpec(n, "latency", LOWER, DELAY_UNIT, text, "speech", True,
+        *(MetricSpec(n, "latency", LOWER, "proportion" if n == "LongAP" else DELAY_UNIT, text, "speech", True,
                      "harness.longform.latency:sentence_values", "longform") for n, text in (
             ("LongYAAL", "LongYAAL (OmniSTEval): YAAL of each reference sentence after SoftSegmenter resegmentation, "
                          "counting words written until the end of the recording (not of the sentence)."),

@@ -78,7 +78,7 @@ class WhisperLongform(SpeechAgent):
             path = str(get_model_path())
         self.model = WhisperModel(path, device="cpu", compute_type=getattr(a, "compute_type", "int8"),
                                   cpu_threads=getattr(a, "cpu_threads", 0))
-        self.mt = Apertium(getattr(a, "apertium_pair", "eng-spa"))
+        self.mt = None if getattr(a, "no_mt", False) else Apertium(getattr(a, "apertium_pair", "eng-spa"))
 
     @staticmethod
     def add_args(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +91,7 @@ class WhisperLongform(SpeechAgent):
         parser.add_argument("--compute-type", default="int8", help="CTranslate2 compute type (default int8)")
         parser.add_argument("--cpu-threads", type=int, default=0, help="CPU threads (0: CTranslate2's default)")
         parser.add_argument("--apertium-pair", default="eng-spa", help="Apertium direction (default eng-spa)")
+        parser.add_argument("--no-mt", action="store_true", help="write the English transcript (an ASR track)")
 
     # -- ASR -----------------------------------------------------------------------------------------------
     def _transcribe(self, s: Stream) -> list[Word]:
@@ -107,7 +108,13 @@ class WhisperLongform(SpeechAgent):
                 if text:
                     words.append(Word(text, s.buffer_start_s + w.start, s.buffer_start_s + w.end))
         last_end = s.committed[-1].end_s if s.committed else 0.0
-        return [w for w in words if w.start_s >= last_end - 0.1]  # drop what was already committed
+        words = [w for w in words if w.start_s >= last_end - 0.1]  # drop what was already committed
+        # timestamps drift after the window is cut: drop a head that repeats the last committed words (n-grams)
+        tail = [_norm(w.text) for w in s.committed[-5:]]
+        for n in range(min(5, len(tail), len(words)), 0, -1):
+            if tail[-n:] == [_norm(w.text) for w in words[:n]]:
+                return words[n:]
+        return words
 
     def _agree(self, s: Stream, current: list[Word]) -> list[Word]:
         n = 0
@@ -134,6 +141,8 @@ class WhisperLongform(SpeechAgent):
     # -- MT ------------------------------------------------------------------------------------------------
     def _translate(self, s: Stream, new_words: list[str], final: bool) -> list[str]:
         """Spanish words to write now for the newly committed English words (and the end of the talk)."""
+        if self.mt is None:  # ASR: the committed words are the output
+            return list(new_words)
         out: list[str] = []
         for word in new_words:
             s.open_sentence.append(word)
@@ -142,6 +151,7 @@ class WhisperLongform(SpeechAgent):
         if final and s.open_sentence:
             out.extend(self._close(s))
         elif s.open_sentence and new_words:
+            assert self.mt is not None
             spanish = self.mt.translate(" ".join(s.open_sentence)).split()
             previous, s.open_translation = s.open_translation, spanish
             if previous is not None:
@@ -156,6 +166,7 @@ class WhisperLongform(SpeechAgent):
         return out
 
     def _close(self, s: Stream) -> list[str]:
+        assert self.mt is not None
         spanish = self.mt.translate(" ".join(s.open_sentence)).split()
         out = spanish[s.written_in_sentence:]
         s.open_sentence, s.open_translation, s.written_in_sentence = [], None, 0
