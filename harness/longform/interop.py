@@ -94,7 +94,11 @@ def _detokenizer(config: Path | None) -> tuple[str, Any]:
         raise HarnessError(f"{config}: detokenizer_type {kind!r} needs the model's own tokenizer; the harness reads "
                            "SimulStream logs written with detokenizer_type: simuleval")
     if unit == "word":
-        return unit, lambda tokens: " ".join(tokens)
+        def join_words(tokens: list[str]) -> str:
+            return " ".join(tokens)
+
+        join_words.word_tokens = True  # type: ignore[attr-defined]
+        return unit, join_words
     if unit == "char":
         return unit, lambda tokens: "".join(tokens)
     if unit == "spm":
@@ -104,6 +108,59 @@ def _detokenizer(config: Path | None) -> tuple[str, Any]:
 
 def _words(text: str) -> list[str]:
     return [w for w in text.split(" ") if w]
+
+
+def _replay(lines: list[dict[str, Any]], detok: Any, where: str
+            ) -> tuple[list[str], list[float], list[float], list[dict[str, Any]], bool]:
+    """SimulStream's reconstruction of one recording: (final words, delays, CA times, revisions, revised?).
+
+    Words are the detokenized text split on spaces. With the word-level `simuleval` detokenizer and tokens that are
+    single words, words and tokens coincide and each chunk costs only its own tokens; otherwise the text is
+    detokenized again at every chunk, as SimulStream does.
+    """
+    tokens: list[str] = []
+    words: list[str] = []
+    delays: list[float] = []
+    elapsed: list[float] = []
+    revisions: list[dict[str, Any]] = []
+    revised = False
+    revising = any(obj.get("deleted_tokens") for obj in lines)  # a re-translation log: keep every revision's text
+    one_to_one = getattr(detok, "word_tokens", False)  # tokens are words: no text to rebuild
+    for obj in lines:
+        at = float(obj["total_audio_processed"]) * 1000.0
+        ca = at + float(obj.get("computation_time", 0.0)) * 1000.0
+        deleted = list(obj.get("deleted_tokens") or [])
+        generated = list(obj.get("generated_tokens") or [])
+        if deleted:
+            revised = True
+            if tokens[len(tokens) - len(deleted):] != deleted:
+                raise HarnessError(f"{where}: deleted tokens {deleted!r} are not the last ones")
+        if one_to_one and all(t and " " not in t for t in deleted + generated):
+            if deleted:
+                del tokens[-len(deleted):], words[-len(deleted):], delays[-len(deleted):], elapsed[-len(deleted):]
+            tokens.extend(generated)
+            words.extend(generated)
+            delays.extend([at] * len(generated))
+            elapsed.extend([ca] * len(generated))
+        else:
+            if deleted:
+                before = words
+                tokens = tokens[:-len(deleted)]
+                words = _words(detok(tokens))
+                delays, elapsed = delays[:len(words)], elapsed[:len(words)]
+                if words and before[len(words) - 1] != words[-1]:
+                    delays[-1], elapsed[-1] = at, ca
+            tokens = tokens + generated
+            before = words
+            words = _words(detok(tokens))
+            if len(words) > len(before):
+                delays += [at] * (len(words) - len(before))
+                elapsed += [ca] * (len(words) - len(before))
+            if before and len(words) >= len(before) and words[len(before) - 1] != before[-1]:
+                delays[len(before) - 1], elapsed[len(before) - 1] = at, ca
+        if revising and (deleted or generated):
+            revisions.append({"delay": at, "elapsed": ca, "text": " ".join(words)})
+    return words, delays, elapsed, revisions, revised
 
 
 def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[str, Any]]:
@@ -123,39 +180,11 @@ def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[st
             lines_by_id.setdefault(obj["id"], []).append(obj)
     records = []
     for index, (cid, wav) in enumerate(names.items()):
-        tokens: list[str] = []
-        text = ""
-        delays: list[float] = []
-        elapsed: list[float] = []
-        revisions: list[dict[str, Any]] = []
-        for obj in lines_by_id.get(cid, []):
-            at = float(obj["total_audio_processed"]) * 1000.0
-            ca = at + float(obj.get("computation_time", 0.0)) * 1000.0
-            deleted = list(obj.get("deleted_tokens") or [])
-            if deleted:
-                if tokens[-len(deleted):] != deleted:
-                    raise HarnessError(f"{path}: recording {wav}: deleted tokens {deleted!r} are not the last ones")
-                tokens = tokens[:-len(deleted)]
-                new = detok(tokens)
-                before, after = _words(text), _words(new)
-                delays, elapsed = delays[:len(after)], elapsed[:len(after)]
-                if after and before[len(after) - 1] != after[-1]:
-                    delays[-1], elapsed[-1] = at, ca
-                text = new
-            tokens.extend(obj.get("generated_tokens") or [])
-            new = detok(tokens)
-            before, after = _words(text), _words(new)
-            if len(after) > len(before):
-                delays += [at] * (len(after) - len(before))
-                elapsed += [ca] * (len(after) - len(before))
-            if before and len(after) >= len(before) and after[len(before) - 1] != before[-1]:
-                delays[len(before) - 1], elapsed[len(before) - 1] = at, ca
-            if deleted or new != text:
-                revisions.append({"delay": at, "elapsed": ca, "text": " ".join(after)})
-            text = new
-        rec: dict[str, Any] = {"index": index, "source": [wav], "prediction": " ".join(_words(text)),
+        words, delays, elapsed, revisions, revised = _replay(lines_by_id.get(cid, []), detok,
+                                                            f"{path}: recording {wav}")
+        rec: dict[str, Any] = {"index": index, "source": [wav], "prediction": " ".join(words),
                                "delays": delays, "elapsed": elapsed, "source_length": None}
-        if any(obj.get("deleted_tokens") for obj in lines_by_id.get(cid, [])):
+        if revised:
             rec["revisions"] = revisions
         records.append(rec)
     return records

@@ -86,20 +86,23 @@ def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> l
 
 def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str], reference_set: str, unit: str
                  ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
-                            dict[str, list[list[SentenceOutput]]]]:
-    """(sentence records of `method`, per-sentence metric values by resegmentation, outputs by resegmentation)."""
-    needed = {method}
+                            dict[str, list[list[SentenceOutput]]], str]:
+    """(sentence records, per-sentence metric values by resegmentation, outputs by resegmentation, the method the
+    sentence records come from: `method`, unless no quality metric is wanted and another one was computed)."""
+    needed = {method} if wanted & set(QUALITY_METRICS) else set()
     if wanted & set(SOFT_METRICS):
         needed.add("softsegmenter")
     if wanted & set(STREAM_METRICS):
         needed.add("mwersegmenter")
-    by_method = {m: resegment_run(records, m, reference_set, unit) for m in sorted(needed)}
+    by_method = {m: resegment_run(records, m, reference_set, unit) for m in sorted(needed or {method})}
+    if method not in by_method:  # no quality metric asked for: the sentences shown come from the one computed
+        method = next(iter(by_method))
     per_sentence: dict[str, list[dict[str, float | None]]] = {}
     for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
         if m in by_method and wanted & set(fam):
             per_sentence[m] = [v for outs in by_method[m]
                                for v in sentence_values(outs, reference_set, method=m, char_level=unit == "char")]
-    return _sentence_records(by_method[method], unit), per_sentence, by_method
+    return _sentence_records(by_method[method], unit), per_sentence, by_method, method
 
 
 def sentence_scores(records: list[dict[str, Any]], *, latency_unit: str, resegmentation: str | None = None
@@ -110,8 +113,8 @@ def sentence_scores(records: list[dict[str, Any]], *, latency_unit: str, resegme
     method = resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
     unit = "char" if latency_unit == "char" else "word"
     first = next(iter(records[0]["longform"].get("sentences") or {"orig": None}))
-    sentence_recs, per_sentence, by_method = _resegmented(records, method, set(LONGFORM_LATENCY_METRICS), first,
-                                                          unit)
+    wanted = set(LONGFORM_LATENCY_METRICS) | set(QUALITY_METRICS)
+    sentence_recs, per_sentence, by_method, method = _resegmented(records, method, wanted, first, unit)
     values: dict[str, list[float | None]] = {}
     for rows in per_sentence.values():
         for name in (rows[0] if rows else {}):
@@ -152,7 +155,7 @@ def score_longform(
     sets = list(reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
     first = sets[0]
 
-    sentence_recs, per_sentence, by_method = _resegmented(records, method, wanted, first, unit)
+    sentence_recs, per_sentence, by_method, method = _resegmented(records, method, wanted, first, unit)
     out: dict[str, Any] = {}
     quality = [m for m in QUALITY_METRICS if m in wanted]
     if quality:

@@ -34,6 +34,15 @@ PUNCTUATION = frozenset(
 )
 
 _NEG_INF = float("-inf")
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def _popcount_rows(masks: np.ndarray) -> np.ndarray:
+    """Set bits per row of a (n, k) uint64 array (numpy's `bitwise_count` where it exists, else a byte table)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(masks).sum(axis=1, dtype=np.int64)
+    as_bytes = np.ascontiguousarray(masks).view(np.uint8).reshape(masks.shape[0], -1)
+    return _BYTE_BITS[as_bytes].sum(axis=1)
 
 
 def normalise(word: str) -> str:
@@ -81,7 +90,7 @@ def _char_masks(sides: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.nda
             for ch in set(t):
                 b = alphabet[ch]
                 masks[i, b >> 6] |= np.uint64(1 << (b & 63))
-        sizes = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)
+        sizes = _popcount_rows(masks)
         out.append((masks, sizes))
     return out
 
@@ -114,7 +123,7 @@ class _Similarity:
             sim = np.fromiter((t == token for t in self.types), dtype=bool, count=len(self.types)).astype(np.float64)
         else:
             mask, size = self.ref_masks[token]
-            inter = np.bitwise_count(self.type_masks & mask).sum(axis=1, dtype=np.int64)
+            inter = _popcount_rows(self.type_masks & mask)
             union = size + self.type_sizes - inter
             sim = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
         sim[self.type_punct != (token in PUNCTUATION)] = _NEG_INF
