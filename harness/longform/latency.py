@@ -29,17 +29,7 @@ STREAM_METRICS = ("StreamLAAL",)
 def long_yaal(delays: Sequence[float], source_length: float, target_length: int, recording_end: float
               ) -> float | None:
     """LongYAAL of one sentence: LAAL over the units written before the end of the recording."""
-    if delays[0] >= recording_end:
-        return None
-    gamma = max(len(delays), target_length) / source_length
-    total = 0.0
-    tau = 0
-    for t_minus_1, d in enumerate(delays):
-        if d >= recording_end:
-            break
-        total += d - t_minus_1 / gamma
-        tau = t_minus_1 + 1
-    return total / tau if tau > 0 else None
+    return lat.yet_another_average_lagging(delays, source_length, target_length, until=recording_end)
 
 
 def _omni_target_length(reference: str, char_level: bool) -> int:

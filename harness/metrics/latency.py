@@ -101,16 +101,21 @@ def end_offset(delays: Sequence[Number], source_length: Number) -> float:
 
 
 def yet_another_average_lagging(
-    delays: Sequence[Number], source_length: Number, target_length: Number
+    delays: Sequence[Number], source_length: Number, target_length: Number, until: Number | None = None
 ) -> float | None:
-    """YAAL (Polák et al., 2025): LAAL over tokens emitted before the source ends; None if there are none."""
-    if delays[0] >= source_length:
+    """YAAL (Polák et al., 2025): LAAL over tokens emitted before the source ends; None if there are none.
+
+    `until` moves the end: long-form YAAL (LongYAAL) counts tokens written until the end of the recording, not of
+    the sentence.
+    """
+    end = source_length if until is None else until
+    if delays[0] >= end:
         return None
     gamma = max(len(delays), target_length) / source_length
     total = 0.0
     tau = 0
     for t_minus_1, d in enumerate(delays):
-        if d >= source_length:
+        if d >= end:
             break
         total += d - t_minus_1 / gamma
         tau = t_minus_1 + 1
