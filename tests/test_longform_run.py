@@ -163,3 +163,32 @@ def test_config_refuses_long_form_fields_on_short_form_tracks_and_vice_versa(tmp
     bad.write_text(text.replace("resegmentation: softsegmenter", "resegmentation: mwer", 1), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"tracks\[0\]\.resegmentation: 'mwer' is not one of"):
         load_config(bad)
+
+
+def test_recording_page_pages_the_timeline_and_links_every_sentence(oracle_run, tmp_path: Path) -> None:
+    """The leaderboard's page of a 7-minute recording: 40 sentence rows, 4 timeline windows of 2 minutes, every
+    sentence linked to its window and every window to its sentences."""
+    from harness.scoring.results import score_results
+    from leaderboard.render import render_site
+
+    out, scores = oracle_run
+    results = tmp_path / "results"
+    run_dir = results / "oracle" / "dev"
+    run_dir.mkdir(parents=True)
+    shutil.copy(out / "instances.log", run_dir / "instances.log")
+    config = load_config(CONFIG)
+    runs = [{"submission": "oracle", "team": "tests", "system": "oracle", "track": "longform-en-es",
+             "dataset": "dev", "status": "ok", "scores": scores}]
+    (results / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
+    score_results(config, results, runs)
+    render_site(results, tmp_path / "site", config)
+    page = (tmp_path / "site" / "runs" / "oracle-dev" / "instances" / "0.html").read_text(encoding="utf-8")
+    assert page.count('class="sentence"') == 40
+    windows = re.findall(r'<section class="window" id="w(\d+)"', page)
+    assert windows == ["0", "1", "2", "3"]  # 7.3 minutes in 2-minute windows
+    for n in range(40):
+        assert f'id="s{n}"' in page and f'href="#s{n}"' in page
+    assert all(f'href="#w{w}"' in page for w in windows)
+    assert "https://" not in page and "http://" not in page
+    significance = json.loads((results / "significance" / "longform-en-es" / "dev.json").read_text())
+    assert significance["metrics"] == ["BLEU", "LongYAAL"]
