@@ -120,6 +120,7 @@ class Limits:
     sets (a few hundred characters); the server raises it to 10x the dataset's longest reference, so long-form
     references never hit it. Past it the instance ends as `protocol_violation` with the text truncated.
     """
+    startup_timeout_s: float = 120.0  # an agent-server participant must listen within this (see harness.drivers)
     server_memory: str = "2g"  # the evaluation server's container (harness code, but fed by the participant)
     server_pids: int = 128
 
@@ -320,6 +321,7 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         instance_timeout_s=r.get(m, "instance_timeout_s", "limits", float, d.instance_timeout_s),
         idle_timeout_s=r.get(m, "idle_timeout_s", "limits", float, d.idle_timeout_s),
         total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
+        startup_timeout_s=r.get(m, "startup_timeout_s", "limits", float, d.startup_timeout_s),
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
         max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),

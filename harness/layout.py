@@ -28,6 +28,7 @@ INSTANCE_SCORES = "instance_scores.jsonl"
 RUN_META = "run.json"
 CLIENT_LOG = "client.log"
 SERVER_LOG = "server.log"
+DRIVER_REPORT = "driver.json"
 MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
@@ -63,6 +64,11 @@ class RunDir:
     @property
     def server_log(self) -> Path:
         return self.path / SERVER_LOG
+
+    @property
+    def driver_report(self) -> Path:
+        """What a driver (agent-server interfaces) says about the participant: ready or not, gone or not."""
+        return self.path / DRIVER_REPORT
 
 
 @dataclass(frozen=True)

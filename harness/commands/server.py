@@ -18,6 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="start over even if instances.log exists")
     parser.add_argument("--exit-when-done", action="store_true",
                         help="stop once every instance is logged and scores.json is written")
+    drive = parser.add_argument_group("driving an agent-server participant (IWSLT 2023-26 images)")
+    drive.add_argument("--drive", choices=("simuleval-agent-server", "simulstream-http"), default=None,
+                       help="play the client: feed the participant's server at --participant, then stop")
+    drive.add_argument("--participant", default=None, metavar="HOST:PORT", help="the participant's server")
+    drive.add_argument("--startup-timeout", type=float, default=None,
+                       help="seconds the participant has to start listening (default: limits.startup_timeout_s)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,4 +50,22 @@ def run(args: argparse.Namespace) -> int:
             print(f"harness server: scoring failed: {exc}", file=sys.stderr, flush=True)
 
     evaluation.on_done.append(score_file)
-    return serve(evaluation, args.host, args.port, exit_when_done=args.exit_when_done)
+    companion = None
+    if args.drive:
+        from harness import layout
+        from harness.drivers import drive
+        from harness.errors import HarnessError
+
+        if not args.participant or ":" not in args.participant:
+            raise HarnessError("--drive needs --participant HOST:PORT")
+        startup = args.startup_timeout if args.startup_timeout is not None else evaluation.limits.startup_timeout_s
+
+        run_dir = layout.RunDir(evaluation.writer.path.parent)
+
+        def companion(stop):  # noqa: ANN001, ANN202 - called by serve() in its own thread
+            report = drive(evaluation, args.drive, args.participant, startup, run_dir)
+            print(f"harness server: driver {report.state}: {report.instances} instance(s)"
+                  f"{' - ' + report.reason if report.reason else ''}", file=sys.stderr, flush=True)
+            stop()
+
+    return serve(evaluation, args.host, args.port, exit_when_done=args.exit_when_done, companion=companion)

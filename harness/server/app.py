@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
@@ -100,8 +102,12 @@ async def run_server(evaluation: Evaluation, host: str, port: int, stop: asyncio
         server.stop()
 
 
-def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = False) -> int:
-    """Run the server until interrupted (or until every instance is logged, with `exit_when_done`)."""
+def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = False,
+          companion: Callable[[Callable[[], None]], None] | None = None) -> int:
+    """Run the server until interrupted (or until every instance is logged, with `exit_when_done`).
+
+    `companion(stop)` runs in a thread once the server listens (a driver playing the client); calling `stop`
+    ends the server."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
 
     async def main() -> None:
@@ -116,6 +122,14 @@ def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = F
             print(f"harness server: listening on http://{host or '0.0.0.0'}:{bound} "
                   f"({evaluation.track.name}/{evaluation.dataset_name}, {len(evaluation.pending())} pending)",
                   file=sys.stderr, flush=True)
+            if companion is not None:
+                def run_companion() -> None:
+                    try:
+                        companion(lambda: loop.call_soon_threadsafe(stop.set))
+                    finally:
+                        loop.call_soon_threadsafe(stop.set)
+
+                threading.Thread(target=run_companion, name="harness-driver", daemon=True).start()
 
         await run_server(evaluation, host, port, stop, listening)
 

@@ -181,6 +181,15 @@ class Evaluation:
             session.end(TIMEOUT, reason)
             self._record(session)
 
+    def fail(self, index: int, status: str, reason: str) -> None:
+        """End instance `index` with `status` (a driver's verdict on the participant's answer) and log it."""
+        with self._lock:
+            if index in self.finished:
+                return
+            session = self.sessions.get(index) or self._open(index, self.clock())
+            session.end(status, reason)
+            self._record(session)
+
     def check_timeouts(self, now: float | None = None) -> None:
         """End every open session that has been idle or running too long (status `timeout`)."""
         now = self.clock() if now is None else now

@@ -1,0 +1,146 @@
+"""The driver loop shared by every agent-server interface: readiness, one instance at a time, verdicts, timing.
+
+Timing is the server's own: `Rounds.handed()` marks the moment a segment leaves for the participant (the server's
+"depart"), `Rounds.answered()` the moment the participant's answer is in (the next "arrive"); the time between
+counts as the participant's, exactly as the time between a native client's requests does. Encoding a segment and
+decoding an answer happen outside that window: the driver's own work is not charged to the participant.
+
+Verdicts: an answer after the instance's time limit ends the instance as `timeout`; a 5xx, a malformed or oversized
+answer, or a connection closed mid-answer ends it as `protocol_violation` naming the endpoint; a participant that
+stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
+never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from harness import layout
+from harness.drivers.http import ParticipantError, ParticipantGone, ParticipantHttp, ParticipantTimeout
+from harness.protocol import StepRequest, StepResponse
+from harness.server.evaluation import Evaluation
+from harness.server.session import ERROR, VIOLATION
+
+__all__ = ["DRIVERS", "Rounds", "AgentServerDriver", "drive", "write_report"]
+
+
+class Rounds:
+    """One instance's steps through the evaluation, with the participant's time measured between them."""
+
+    def __init__(self, evaluation: Evaluation, index: int, audio: str = "json") -> None:
+        self.evaluation, self.index, self.audio = evaluation, index, audio
+        self.session: Any = None
+        self.segment_ms: float | None = None  # None: the track's segment size
+
+    def start(self) -> StepResponse:
+        """Open the instance and read its first segment."""
+        req = StepRequest(read=True, start=True, audio=self.audio)
+        self.session = self.evaluation.begin(self.index, req, self.evaluation.clock())
+        return self.evaluation.apply(self.session, req, self.segment_ms)
+
+    def start_with(self, segment_ms: float) -> StepResponse:
+        """Open the instance and read a first segment of `segment_ms` (the participant's own chunk size)."""
+        self.segment_ms = segment_ms
+        return self.start()
+
+    def handed(self) -> None:
+        """The segment leaves for the participant now: its clock runs from here."""
+        self.evaluation.depart(self.session, self.evaluation.clock())
+
+    def answered(self, t_answer: float, write: str = "", *, read: bool = True, finished: bool = False,
+                 revise: bool = False) -> StepResponse:
+        """Record what the participant answered at `t_answer` and read the next segment (unless finished)."""
+        req = StepRequest(write=write, revise=revise, read=read and not finished, finished=finished,
+                          audio=self.audio)
+        self.session = self.evaluation.begin(self.index, req, t_answer)
+        return self.evaluation.apply(self.session, req, self.segment_ms)
+
+
+@dataclass
+class Report:
+    """What the driver tells the orchestrator (written to the run folder as driver.json)."""
+
+    interface: str
+    state: str = "ready"  # ready | not_ready | gone | done | failed (the harness's own fault)
+    reason: str = ""
+    instances: int = 0
+
+
+def write_report(run_dir: layout.RunDir, report: Report) -> None:
+    tmp = run_dir.driver_report.with_name(f".{run_dir.driver_report.name}.tmp")
+    tmp.write_text(json.dumps(report.__dict__) + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir.driver_report)
+
+
+class AgentServerDriver:
+    """Base of the interface drivers: subclasses implement `probe` and `run_instance`."""
+
+    interface = ""
+
+    def __init__(self, evaluation: Evaluation, host: str, port: int) -> None:
+        self.evaluation = evaluation
+        self.host, self.port = host, port
+        self.http = ParticipantHttp(host, port)
+
+    def probe(self, deadline: float) -> None:
+        """Raise `ParticipantError` unless the participant answers like this interface's server."""
+
+    def run_instance(self, index: int, deadline: float) -> None:
+        raise NotImplementedError
+
+    def run(self, startup_timeout_s: float) -> Report:
+        from harness.drivers.http import wait_listening
+
+        report = Report(self.interface)
+        try:
+            wait_listening(self.host, self.port, time.monotonic() + startup_timeout_s,
+                           lambda: self.probe(time.monotonic() + 10.0))
+        except ParticipantError as exc:
+            report.state, report.reason = "not_ready", f"{exc} within {startup_timeout_s:g} s"
+            return report
+        limits = self.evaluation.limits
+        for index in self.evaluation.pending():
+            deadline = time.monotonic() + limits.instance_timeout_s
+            try:
+                self.run_instance(index, deadline)
+            except ParticipantTimeout as exc:
+                self.evaluation.expire(index, str(exc))
+            except ParticipantGone as exc:
+                self.evaluation.fail(index, ERROR, str(exc))
+                report.state, report.reason = "gone", str(exc)
+                return report
+            except ParticipantError as exc:
+                self.evaluation.fail(index, VIOLATION, str(exc))
+            report.instances += 1
+        report.state = "done"
+        return report
+
+
+def _drivers() -> dict[str, Callable[..., AgentServerDriver]]:
+    from harness.drivers.simuleval_agent_server import SimulEvalAgentServer
+    from harness.drivers.simulstream_http import SimulStreamHttp
+
+    return {"simuleval-agent-server": SimulEvalAgentServer, "simulstream-http": SimulStreamHttp}
+
+
+DRIVERS = ("simuleval-agent-server", "simulstream-http")
+
+
+def drive(evaluation: Evaluation, interface: str, participant: str, startup_timeout_s: float,
+          run_dir: layout.RunDir) -> Report:
+    """Drive every pending instance of `evaluation` through the participant at `participant` (HOST:PORT)."""
+    host, _, port = participant.rpartition(":")
+    driver = _drivers()[interface](evaluation, host, int(port))
+    try:
+        report = driver.run(startup_timeout_s)
+    except Exception as exc:  # noqa: BLE001 - the report is the result; the server must still stop
+        report = Report(interface, "failed", f"driver failed: {type(exc).__name__}: {exc}".splitlines()[0])
+    finally:
+        driver.http.close()
+    write_report(run_dir, report)
+    return report

@@ -1,0 +1,113 @@
+"""The driver's HTTP client for a participant's server: every request has a deadline and every answer a size cap.
+
+Answers are read with `http.client` on one keep-alive connection (re-opened when the participant closes it, e.g.
+SimulStream's close-delimited HTTP/1.0 bodies). A request that does not finish before its deadline raises
+`ParticipantTimeout`; a refused or reset connection, a 5xx, a body over the cap or an answer that is not the JSON
+the interface defines raises `ParticipantError` naming the endpoint (`PUT /input answered 500`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+from typing import Any
+
+__all__ = ["ParticipantError", "ParticipantTimeout", "ParticipantGone", "ParticipantHttp", "MAX_ANSWER_BYTES"]
+
+MAX_ANSWER_BYTES = 1_000_000  # a segment of output text is a few hundred bytes; a 10 MB answer is a violation
+
+
+class ParticipantError(Exception):
+    """The participant answered something the interface does not allow (the endpoint is in the message)."""
+
+
+class ParticipantTimeout(ParticipantError):
+    """The participant did not answer before the deadline."""
+
+
+class ParticipantGone(ParticipantError):
+    """Nothing listens any more (connection refused): the participant's server died."""
+
+
+class ParticipantHttp:
+    """HTTP/1.1 requests to `host:port`, each bounded by a deadline (monotonic seconds) and `max_bytes`."""
+
+    def __init__(self, host: str, port: int, max_bytes: int = MAX_ANSWER_BYTES) -> None:
+        self.host, self.port, self.max_bytes = host, port, max_bytes
+        self.conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method: str, path: str, body: Any = None, deadline: float | None = None,
+                expect_json: bool = True) -> Any:
+        """The decoded JSON answer (or None for an empty body / `expect_json=False`) of one request."""
+        endpoint = f"{method} {path}"
+        data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        for attempt in (0, 1):  # a kept-alive connection the participant closed meanwhile is re-opened once
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise ParticipantTimeout(f"{endpoint}: no answer before the instance's time limit")
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
+            else:
+                self.conn.timeout = left
+                if self.conn.sock is not None:
+                    self.conn.sock.settimeout(left)
+            try:
+                headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read(self.max_bytes + 1)
+                status = resp.status
+                if resp.will_close or len(raw) > self.max_bytes:
+                    self.close()
+                break
+            except TimeoutError:
+                self.close()
+                raise ParticipantTimeout(f"{endpoint}: no answer before the instance's time limit") from None
+            except ConnectionRefusedError:
+                self.close()
+                raise ParticipantGone(f"{endpoint}: connection refused (the participant's server is gone)") from None
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self.close()
+                if attempt == 0 and isinstance(exc, http.client.RemoteDisconnected):
+                    continue
+                raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer") from None
+            except (http.client.HTTPException, OSError) as exc:
+                self.close()
+                raise ParticipantError(f"{endpoint}: {type(exc).__name__}: {exc}".splitlines()[0][:300]) from None
+        if len(raw) > self.max_bytes:
+            raise ParticipantError(f"{endpoint}: answer larger than {self.max_bytes} bytes")
+        if status >= 400:
+            raise ParticipantError(f"{endpoint} answered {status}")
+        if not expect_json or not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ParticipantError(f"{endpoint}: the answer is not JSON ({raw[:80]!r})") from None
+
+
+def wait_listening(host: str, port: int, deadline: float, probe: Any = None) -> None:
+    """Return once `host:port` accepts a connection (and `probe()` succeeds, if given); `ParticipantTimeout`
+    when `deadline` passes first."""
+    last = "nothing listened"
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                pass
+            if probe is None:
+                return
+            probe()
+            return
+        except ParticipantError as exc:
+            last = str(exc)
+        except OSError as exc:
+            last = f"{type(exc).__name__}"
+        time.sleep(0.1)
+    raise ParticipantTimeout(f"the participant never answered on port {port} ({last})")
