@@ -123,11 +123,17 @@ def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = F
                   f"({evaluation.track.name}/{evaluation.dataset_name}, {len(evaluation.pending())} pending)",
                   file=sys.stderr, flush=True)
             if companion is not None:
+                def stop_server() -> None:
+                    try:
+                        loop.call_soon_threadsafe(stop.set)
+                    except RuntimeError:  # the loop already ended
+                        pass
+
                 def run_companion() -> None:
                     try:
-                        companion(lambda: loop.call_soon_threadsafe(stop.set))
+                        companion(stop_server)
                     finally:
-                        loop.call_soon_threadsafe(stop.set)
+                        stop_server()
 
                 threading.Thread(target=run_companion, name="harness-driver", daemon=True).start()
 
