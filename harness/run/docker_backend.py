@@ -28,7 +28,7 @@ from harness.run.sandbox import (
     server_host_config,
     server_user,
 )
-from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.spec import PARTICIPANT_ALIAS, RunResult, RunSpec, participant_argv, server_command
 from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
@@ -89,13 +89,29 @@ def docker_api() -> Any:
 
 
 def _wait_exit(api: Any, cid: str, seconds: float) -> int | None:
-    """The exit code if the container stops within `seconds`, else None."""
+    """The exit code if the container stops within `seconds`, else None.
+
+    Polls `inspect` (each answer is immediate) instead of the engine's long-polling `wait`: a `wait` whose read
+    timeout was lost on a reused connection blocked a run's thread forever, so that SIGTERM could not end
+    `harness evaluate` (seen on a loaded machine).
+    """
+    import docker.errors
     import requests
 
-    try:
-        return int(api.wait(cid, timeout=seconds)["StatusCode"])
-    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-        return None
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            state = api.inspect_container(cid)["State"]
+        except docker.errors.NotFound:
+            return -1  # removed: it has ended, with no code left to read
+        except requests.exceptions.RequestException:
+            state = {"Running": True}  # the engine is slow to answer: ask again
+        if not state.get("Running") and state.get("Status") in ("exited", "dead"):
+            return int(state.get("ExitCode", -1))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        time.sleep(min(0.1, left))
 
 
 def _quietly(fn: Callable[..., Any], *args: Any) -> None:
@@ -147,6 +163,16 @@ def _start_participant(api: Any, cid: str) -> None:
         if reason is None:
             raise
         raise failures.ParticipantStartError(reason) from None
+
+
+def image_argv(image: dict[str, Any], spec: RunSpec) -> list[str]:
+    """The image's own command (entrypoint + cmd): what an agent-server submission without `command:` runs."""
+    config = image.get("Config") or {}
+    argv = [*(config.get("Entrypoint") or []), *(config.get("Cmd") or [])]
+    if not argv:
+        raise failures.ParticipantStartError("the image has no command (no ENTRYPOINT or CMD) and submission.yaml "
+                                             "names none")
+    return argv
 
 
 def _server_exit(state: dict[str, Any], limits: Limits) -> str:
@@ -209,7 +235,7 @@ class DockerBackend:
         user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
         host = network.SERVER_ALIAS
         policy = SandboxPolicy.from_limits(spec.config.limits)
-        argv = participant_argv(spec.command)
+        argv = participant_argv(spec.command) if spec.command else image_argv(image, spec)
 
         def create(args: list[str]) -> str:
             cid = api.create_container(
@@ -221,6 +247,8 @@ class DockerBackend:
                 environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
                 labels=network.labels(spec.run_id, "participant"),
                 host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+                networking_config=api.create_networking_config(
+                    {net["Name"]: api.create_endpoint_config(aliases=[PARTICIPANT_ALIAS])}),
             )["Id"]
             self.created.append(cid)
             return cid
