@@ -240,7 +240,8 @@ class SubmissionJob:
                                  done=len(read_statuses(run.instances_log)), total=expected)
             spec = RunSpec(submission_image=info.id, command=sub.command, config=self.opts.config, track=track,
                            dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
-                           collect_peak_memory=self.opts.collect_peak_memory)
+                           collect_peak_memory=self.opts.collect_peak_memory, interface=sub.interface,
+                           participant_port=sub.port)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n), backend=self._backend())
             attempts.append({"attempt": attempt + 1, "status": result.outcome.status,

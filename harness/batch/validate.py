@@ -169,7 +169,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     track = config.track(sub.track)
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=sub.command, config=config, track=track,
-                   dataset=track.dataset(dataset), out_dir=run_dir.resolve())
+                   dataset=track.dataset(dataset), out_dir=run_dir.resolve(), interface=sub.interface,
+                   participant_port=sub.port)
     shown = progress or quiet_progress()
     shown.add(sub.id, dataset)
 

@@ -21,7 +21,11 @@ __all__ = ["BuildSpec", "Submission", "load_submission"]
 
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
-_FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline")
+_FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
+           "port", "speech_processor_config")
+#: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
+INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
+DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
 #: the longest value of each text field: these strings reach terminals, summary.json and every leaderboard page
 MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -50,7 +54,15 @@ class Submission:
     contact: str = ""
     description: str = ""
     baseline: bool = False
+    interface: str = "harness"
+    port: int | None = None  # the agent server's port (agent-server interfaces)
+    speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def is_agent_server(self) -> bool:
+        """The participant is a server the harness drives (it runs its own command, not our client)."""
+        return self.interface != "harness"
 
     @property
     def yaml_path(self) -> Path:
@@ -111,6 +123,21 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
     baseline = raw.get("baseline", False)
     if not isinstance(baseline, bool):
         raise fail("baseline", f"expected true or false, got {baseline!r}")
+    interface = raw.get("interface", "harness")
+    if interface not in INTERFACES:
+        raise fail("interface", not_one_of(str(interface), INTERFACES))
+    port = raw.get("port")
+    if interface == "harness":
+        for key in ("port", "speech_processor_config"):
+            if raw.get(key) is not None:
+                raise fail(key, "only agent-server interfaces (simuleval-agent-server, simulstream-http) have one")
+    else:
+        port = DEFAULT_PORTS[interface] if port is None else port
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise fail("port", f"expected a TCP port (1-65535), got {port!r}")
+    spc = raw.get("speech_processor_config")
+    if spc is not None and (interface != "simulstream-http" or not isinstance(spc, str) or not spc.strip()):
+        raise fail("speech_processor_config", "a path inside the image, for interface: simulstream-http only")
     return Submission(
         path=folder,
         id=folder.name,
@@ -118,11 +145,14 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         system=text("system", pattern=_NAME),
         track=text("track"),
         build=_build_spec(raw.get("build"), folder, fail),
-        command=_command(raw.get("command"), fail),
+        command=_command(raw.get("command"), fail, optional=interface != "harness"),
         kind=kind,
         contact=text("contact", required=False),
         description=text("description", required=False),
         baseline=baseline,
+        interface=interface,
+        port=port,
+        speech_processor_config=spc,
         raw=raw,
     )
 
@@ -151,7 +181,10 @@ def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
     return BuildSpec(dockerfile=target) if key == "dockerfile" else BuildSpec(image_tar=target)
 
 
-def _command(value: Any, fail: Any) -> tuple[str, ...]:
+def _command(value: Any, fail: Any, optional: bool = False) -> tuple[str, ...]:
+    """The container's argv; empty for an agent server without `command:` (the image's own command runs)."""
+    if value is None and optional:
+        return ()
     if isinstance(value, str) and value.strip():
         return ("/bin/sh", "-c", value.strip())
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):

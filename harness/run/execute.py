@@ -96,6 +96,29 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
             result.client_log_tail = last_lines(run_dir.client_log)
 
 
+def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult,
+            statuses: dict[int, str]) -> failures.Outcome:
+    import json
+
+    report = None
+    if run_dir.driver_report.is_file():
+        try:
+            report = json.loads(run_dir.driver_report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = None
+    # the server still runs: the participant ended by itself (the harness stops it only after the driver)
+    exited = result.exit_code if backend.server_exit() is None else None
+    if exited is not None and report is None:
+        done = len(statuses)
+        tail = log_tail(run_dir.client_log)
+        return failures.Outcome(failures.CRASH, f"the participant exited (code {exited}) after {done}/"
+                                f"{result.instances_expected} instances" + (f": {tail}" if tail else ""), True)
+    return failures.driven_outcome(
+        report, oom_killed=result.oom_killed, timed_out=result.timed_out, participant_exit=exited,
+        instance_statuses=statuses.values(), expected=result.instances_expected,
+        client_tail=log_tail(run_dir.client_log))
+
+
 def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult, stop: threading.Event,
          on_progress: Callable[[int, int], None] | None, t0: float) -> None:
     """The steps between start and teardown; fills `result`."""
@@ -116,6 +139,9 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
     statuses = read_statuses(run_dir.instances_log)
     result.instances_done = len(statuses)
     timings["collect_s"] = time.monotonic() - t_run - timings["run_s"]
+    if spec.driven:  # an agent server: the driver's report, not the participant's exit, says how it went
+        result.outcome = _driven(spec, backend, run_dir, result, statuses)
+        return
     gone = backend.server_exit()
     if gone is not None:
         result.outcome = failures.server_died(gone, len(statuses), result.instances_expected,

@@ -123,6 +123,37 @@ def start_failure(engine_message: str) -> str | None:
     return f"{what}: {m.group(1)}"
 
 
+def driven_outcome(report: dict | None, *, oom_killed: bool, timed_out: str | None, participant_exit: int | None,
+                   instance_statuses: Iterable[str], expected: int, client_tail: str = "") -> Outcome:
+    """The outcome of a run whose participant is an agent server driven by the evaluation server.
+
+    The participant never exits by itself: the harness stops it once the driver is done, so its exit code says
+    nothing unless it died first. The driver's report says whether it ever listened (`not_ready`: a crash when
+    it had exited, else a timeout, with the tail of its log) and whether it went away mid-run (`gone`: a crash).
+    """
+    statuses = list(instance_statuses)
+    done = len(statuses)
+    tail = f": {client_tail}" if client_tail else ""
+    if report is None:
+        return Outcome(INFRA_ERROR, "the driver left no report (the evaluation server died)", done > 0)
+    state, reason = report.get("state"), str(report.get("reason") or "")
+    if state == "failed":
+        return Outcome(INFRA_ERROR, reason, done > 0)
+    if oom_killed:
+        return Outcome(OOM, f"out of memory (killed by the memory limit) after {done}/{expected} instances", True)
+    if state == "not_ready":
+        if participant_exit is not None:
+            return Outcome(CRASH, f"the participant exited (code {participant_exit}) before it listened: {reason}"
+                           f"{tail}", done > 0)
+        return Outcome(TIMEOUT, f"{reason}{tail}", done > 0)
+    if state == "gone":
+        code = f" (exit code {participant_exit})" if participant_exit is not None else ""
+        return Outcome(CRASH, f"the participant's server went away{code} after {done}/{expected} instances: "
+                       f"{reason}{tail}", True)
+    return classify_run(exit_code=0, oom_killed=False, timed_out=timed_out, instance_statuses=statuses,
+                        expected=expected)
+
+
 def server_died(why: str, done: int, expected: int, log_tail: str = "") -> Outcome:
     """The participant's failure when the server died while it ran; `why` says how ("exited with code 1")."""
     reason = f"the evaluation server {why} while this participant ran, after {done}/{expected} instances"

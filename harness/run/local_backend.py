@@ -68,7 +68,7 @@ class LocalBackend:
         self.client_pump: LogPump | None = None
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
-        argv = [sys.executable, "-m", *server_command(spec, self.port, HOST)]
+        argv = [sys.executable, "-m", *server_command(spec, self.port, HOST, participant_host=HOST)]
         self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)
         self.server_pump = _pump(self.server, run_dir.server_log, SERVER_LOG_MAX_BYTES)
@@ -87,6 +87,9 @@ class LocalBackend:
         url = f"http://{HOST}:{self.port}"
         env = SandboxPolicy.from_limits(spec.config.limits).environment(url, HOST, self.port)
         env = {**os.environ, **{k: v for k, v in env.items() if k not in _CONTAINER_ONLY}}
+        if not spec.command:
+            raise failures.ParticipantStartError("without Docker an agent-server submission needs a command: in "
+                                                 "submission.yaml (the image's own command is not known here)")
         argv = participant_argv(spec.command)
         try:
             proc = subprocess.Popen(argv, cwd=self.workdir, env=env, stdout=subprocess.PIPE,

@@ -33,6 +33,13 @@ class RunSpec:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     collect_peak_memory: bool = False
     resume_log: bool = False  # continue an interrupted run's instances.log instead of starting it afresh
+    interface: str = "harness"  # or an agent-server interface: the server drives the participant (harness.drivers)
+    participant_port: int | None = None
+
+    @property
+    def driven(self) -> bool:
+        """The participant is an agent server that the evaluation server drives."""
+        return self.interface != "harness"
 
 
 @dataclass
@@ -62,11 +69,18 @@ def count_instances(track: Track, dataset: Dataset) -> int:
                             dataset.transcripts))
 
 
-def server_command(spec: RunSpec, port: int, host: str) -> list[str]:
-    """The evaluation server's command line (`harness server ...`), the same for every backend."""
-    return ["harness", "server", "--config", str(spec.config.path), "--track", spec.track.name,
+PARTICIPANT_ALIAS = "participant"  # the agent server's name on a run's network
+
+
+def server_command(spec: RunSpec, port: int, host: str, participant_host: str = PARTICIPANT_ALIAS) -> list[str]:
+    """The evaluation server's command line (`harness server ...`), the same for every backend; for an agent-server
+    participant, with the driver that plays the client against it."""
+    argv = ["harness", "server", "--config", str(spec.config.path), "--track", spec.track.name,
             "--dataset", spec.dataset.name, "--port", str(port), "--output", str(spec.out_dir), "--host", host,
             "--resume" if spec.resume_log else "--overwrite"]
+    if spec.driven:
+        argv += ["--drive", spec.interface, "--participant", f"{participant_host}:{spec.participant_port}"]
+    return argv
 
 
 def participant_argv(command: str | list[str] | tuple[str, ...]) -> list[str]:
