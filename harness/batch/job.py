@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from harness.images.base import ImageInfo
     from harness.intake.submission import Submission
 
-_META = ("team", "system", "track", "kind", "baseline", "contact")
+_META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port")
 
 
 class _Failed(Exception):
@@ -172,7 +172,8 @@ class SubmissionJob:
     def _dataset(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo) -> dict[str, Any]:
         """One dataset: resumed when already finished with the same key, else run, scored and recorded."""
         run = self.out.run(ds.name)
-        key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=sub.command,
+        how = [*sub.command, f"interface={sub.interface}", f"port={sub.port}"] if sub.is_agent_server else sub.command
+        key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=how,
                                      server_image_id=self._server_image_id())
         entry: dict[str, Any] = {"content_key": key, "image_digest": info.digest, "dataset_sha256": hashes,
                                  "sacrebleu_signature": manifest.sacrebleu_signature(track.tokenizer,

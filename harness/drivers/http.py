@@ -64,6 +64,11 @@ class ParticipantHttp:
                 resp = self.conn.getresponse()
                 raw = resp.read(self.max_bytes + 1)
                 status = resp.status
+                declared = resp.getheader("Content-Length")
+                if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
+                    self.close()
+                    raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer "
+                                           f"({len(raw)} of {declared} bytes)")
                 if resp.will_close or len(raw) > self.max_bytes:
                     self.close()
                 break

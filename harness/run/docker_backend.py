@@ -165,6 +165,21 @@ def _start_participant(api: Any, cid: str) -> None:
         raise failures.ParticipantStartError(reason) from None
 
 
+def tcp_listening_ports(pid: int) -> list[int]:
+    """Listening TCP ports of the network namespace of process `pid` (state 0A in /proc/PID/net/tcp and tcp6)."""
+    ports: set[int] = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A":
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
 def image_argv(image: dict[str, Any], spec: RunSpec) -> list[str]:
     """The image's own command (entrypoint + cmd): what an agent-server submission without `command:` runs."""
     config = image.get("Config") or {}
@@ -196,6 +211,8 @@ class DockerBackend:
         self.probe: tuple[str, threading.Thread] | None = None
         self.mem: _PeakMemory | None = None
         self.limits: Limits | None = None
+        self.ports_seen: list[int] = []
+        self.stop_ports = threading.Event()
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         t0 = time.monotonic()
@@ -207,7 +224,9 @@ class DockerBackend:
         give_run_folder_to_server(spec.out_dir)
         server = api.create_container(
             spec.server_image,
-            command=under_timeout(server_command(spec, SERVER_PORT, "0.0.0.0"), spec.config.limits),
+            # a driven participant (an agent server) has no business with the server's API: it listens on loopback
+            command=under_timeout(server_command(spec, SERVER_PORT, "127.0.0.1" if spec.driven else "0.0.0.0"),
+                                  spec.config.limits),
             name=f"{name}-server",
             user=server_user(),
             environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
@@ -274,6 +293,8 @@ class DockerBackend:
                                    run_dir.client_log, spec.config.limits.client_log_max_bytes)
         _start_participant(api, cid)
         self.client_pump.start()
+        if spec.driven:
+            threading.Thread(target=self._watch_ports, args=(self.stop_ports,), daemon=True).start()
         if spec.collect_peak_memory:
             self.mem = _PeakMemory(api, cid)
             self.mem.start()
@@ -298,12 +319,28 @@ class DockerBackend:
             self.mem.join(2)
             result.peak_memory_bytes = self.mem.peak
 
+    def participant_ports(self) -> list[int]:
+        """The TCP ports a driven participant was last seen listening on ([] when unknown)."""
+        return list(self.ports_seen)
+
+    def _watch_ports(self, stop: threading.Event) -> None:
+        """While a driven participant runs, note the ports it listens on (its network namespace's
+        /proc/PID/net/tcp*, readable when the harness is root): a wrong `port:` is then named in the reason."""
+        while not stop.wait(1.0):
+            try:
+                pid = int(self.api.inspect_container(self.part_id)["State"].get("Pid") or 0)
+            except Exception:  # noqa: BLE001 - gone
+                return
+            if pid > 0:
+                self.ports_seen = tcp_listening_ports(pid) or self.ports_seen
+
     def server_exit(self) -> str | None:
         assert self.limits is not None
         state = self.api.inspect_container(self.server_id)["State"]
         return None if state.get("Running") else _server_exit(state, self.limits)
 
     def teardown(self) -> None:
+        self.stop_ports.set()
         _teardown(self.api, self.created, self.net["Id"] if self.net else None)
         if self.server_pump is not None:
             self.server_pump.join(2)

@@ -113,6 +113,11 @@ def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: Run
         tail = log_tail(run_dir.client_log)
         return failures.Outcome(failures.CRASH, f"the participant exited (code {exited}) after {done}/"
                                 f"{result.instances_expected} instances" + (f": {tail}" if tail else ""), True)
+    if report is not None and report.get("state") == "not_ready" and spec.participant_port is not None:
+        ports = [p for p in getattr(backend, "participant_ports", lambda: [])() if p != spec.participant_port]
+        if ports:  # the usual mistake: submission.yaml declares another port than the image's server uses
+            report["reason"] = (f"{report.get('reason')}; it listens on {', '.join(map(str, ports))}, not on the "
+                                f"port: {spec.participant_port} that submission.yaml declares")
     return failures.driven_outcome(
         report, oom_killed=result.oom_killed, timed_out=result.timed_out, participant_exit=exited,
         instance_statuses=statuses.values(), expected=result.instances_expected,
