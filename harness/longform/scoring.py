@@ -141,7 +141,7 @@ def score_longform(
 
     from harness.metrics.quality import resample_counts
     from harness.metrics.stability import corpus_normalized_erasure
-    from harness.scoring.corpus import _mean_records, score_records_with_instances
+    from harness.scoring.corpus import mean_records, score_records_with_instances
 
     records = sorted(records, key=lambda r: r.get("index", 0))
     method = resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
@@ -180,7 +180,7 @@ def score_longform(
         names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
     columns = [np.array([np.nan if row.get(n) is None else row[n] for row in per_sentence[m]], dtype=np.float64)
                for m, n in names]
-    for (m, name), (score, ci) in zip(names, _mean_records(columns, counts), strict=True):
+    for (m, name), (score, ci) in zip(names, mean_records(columns, counts), strict=True):
         entry: dict[str, Any] = {"score": score, "ci95": ci, "reference_set": first,
                                  "computation_aware": name.endswith("_CA"), "resegmentation": m,
                                  **metric_registry.describe_key(name, "ms")}

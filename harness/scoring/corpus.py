@@ -34,6 +34,7 @@ __all__ = [
     "add_norm_scores",
     "instance_rows",
     "score_log",
+    "mean_records",
 ]
 
 
@@ -105,7 +106,7 @@ def _latency_columns(columns: list[Any]) -> tuple[Any, Any]:
     return np.where(valid, values, 0.0), valid.astype(np.float64)
 
 
-def _mean_records(columns: list[Any], counts: Any, resampled: Any = None
+def mean_records(columns: list[Any], counts: Any, resampled: Any = None
                   ) -> list[tuple[float | None, list[float] | None]]:
     """Per column of per-instance values: the mean over its non-NaN values and its bootstrap 95% interval.
 
@@ -277,7 +278,7 @@ def score_records_with_instances(
             rec.update(metric_registry.describe_key(metric + suffix))
             out[metric + suffix] = rec
 
-    means = _mean_records(columns, counts, resampled.get("latency"))
+    means = mean_records(columns, counts, resampled.get("latency"))
     for name, (score, ci) in zip(names, means, strict=True):
         base = name.removesuffix("_CA")
         entry: dict[str, Any] = {
