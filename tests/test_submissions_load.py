@@ -189,7 +189,8 @@ def test_read_image_tar(tmp_path: Path) -> None:
         (lambda t: t.replace("kind: contrastive", "kind: Primary"),
          "kind: 'Primary' is not one of primary, contrastive; did you mean 'primary'?"),
         (lambda t: t + "extra: 1\n", "extra: unknown field (known: team, system, contact, track, kind, "
-                                     "description, build, command, baseline)"),
+                                     "description, build, command, baseline, interface, port, "
+                                     "speech_processor_config)"),
         (lambda t: t.replace("{dockerfile: Dockerfile}", "{docker_file: Dockerfile}"),
          "build.docker_file: unknown field; did you mean 'dockerfile'?"),
     ],
