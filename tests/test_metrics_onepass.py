@@ -11,7 +11,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER, lib_ter
 
 from harness.metrics.native import library, start_edit_counts
 from harness.metrics.quality import make_metric, quality_score, resample_counts
-from harness.scoring.corpus import _mean_records, corpus_instance_metrics, score_records
+from harness.scoring.corpus import corpus_instance_metrics, mean_records, score_records
 
 UDHR = Path(__file__).resolve().parents[1] / "data" / "udhr"
 
@@ -75,7 +75,7 @@ def test_all_metrics_in_one_pass_equal_sacrebleu_and_the_per_metric_intervals() 
     # statistics are integers, so their sums above are exact and equal whatever the matrix layout)
     per_instance = corpus_instance_metrics(records, "word", "es", False, True)
     for name in ("AL", "LAAL", "DAL", "YAAL"):
-        score, ci = _mean_records([per_instance[name]], counts)[0]
+        score, ci = mean_records([per_instance[name]], counts)[0]
         assert scores[name]["score"] == score, name
         # float sums of non-integer values: BLAS may add them in another order for another matrix width
         assert scores[name]["ci95"] == pytest.approx(ci, rel=1e-12, abs=0), name
