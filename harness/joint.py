@@ -92,5 +92,6 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
     finally:
         evaluation.close()
     track = evaluation.track
-    return summary, write_scores(evaluation.writer.path, tokenizer=track.tokenizer,
-                                 computation_aware=track.computation_aware)
+    from harness.scoring.options import track_scoring_options
+
+    return summary, write_scores(evaluation.writer.path, **track_scoring_options(track))

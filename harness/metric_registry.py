@@ -23,6 +23,7 @@ __all__ = [
     "QUALITY_METRICS",
     "LATENCY_METRICS",
     "DIAGNOSTIC_METRICS",
+    "OPTIONAL_METRICS",
     "LONGFORM_LATENCY_METRICS",
     "names",
     "spec_of",
@@ -50,6 +51,7 @@ class MetricSpec:
     computation_aware: bool  # has a `NAME_CA` variant computed from elapsed times
     function: str  # `module:attribute` of the function computing it
     segmentation: str = "both"  # shortform | longform | both: the tracks it is computed on
+    optional: bool = False  # computed only when a track (or --metrics) asks for it: its cost is not small
 
     @property
     def higher_is_better(self) -> bool:
@@ -73,6 +75,11 @@ REGISTRY: dict[str, MetricSpec] = {
         _q("chrF", HIGHER, "chrF (sacrebleu): character n-gram F-score, 0–100."),
         _q("TER", LOWER, "TER (sacrebleu): edits needed to turn the hypothesis into the reference, per reference "
                          "word."),
+        MetricSpec("METEOR", "quality", HIGHER, "proportion",
+                   "METEOR (nltk): harmonic mean of unigram precision and recall with a fragmentation penalty, "
+                   "matching exact words, stems and WordNet synonyms (English targets; exact words otherwise); "
+                   "sentence scores averaged, 0–1.", "both", False, "harness.metrics.meteor:meteor_sentence_scores",
+                   optional=True),
         _lat("AL", "average_lagging",
              "Average Lagging: source read before each target word, minus an ideal policy's, averaged up to the "
              "first word written after the whole source was read."),
@@ -148,6 +155,8 @@ def names(kind: str, segmentation: str = "shortform") -> tuple[str, ...]:
 
 
 QUALITY_METRICS = names("quality")
+#: metrics computed only when asked for (a track's `quality:` list or `harness score --metrics`)
+OPTIONAL_METRICS = tuple(s.name for s in REGISTRY.values() if s.optional)
 LATENCY_METRICS = names("latency")
 LONGFORM_LATENCY_METRICS = names("latency", "longform")
 DIAGNOSTIC_METRICS = names("diagnostic")

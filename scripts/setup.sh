@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(docker.io docker-registry iproute2 iptables curl debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev)
+APT_PACKAGES=(docker.io docker-registry wordnet-base iproute2 iptables curl debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,7 +17,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "setup: installing the harness package"
-python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,meteor]'
 # peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
 python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4 simulstream==1.0.0
 

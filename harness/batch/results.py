@@ -36,7 +36,9 @@ def score_run(run_dir: Path, track: Track, partial: bool) -> dict[str, Any] | No
     log = layout.RunDir(run_dir).instances_log
     if not read_statuses(log):
         return None
-    scores = score_path(log, tokenizer=track.tokenizer, computation_aware=track.computation_aware)
+    from harness.scoring.options import track_scoring_options
+
+    scores = score_path(log, **track_scoring_options(track))
     if isinstance(scores.get("info"), dict):
         scores["info"]["partial"] = partial
     write_scores(log, scores)

@@ -25,7 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (1000)")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
-    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", help="only these metrics (default: all)")
+    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
+                        help="only these metrics (default: all but the optional METEOR)")
+    parser.add_argument("--target-lang", default="en",
+                        help="target language: METEOR uses stems and WordNet synonyms for en only (default en)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
     lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
     lf.add_argument("--segmentation", default=None, metavar="YAML",
@@ -109,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.scoring import score_log, write_instance_scores, write_scores
 
     options = dict(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
-                   computation_aware=not args.no_computation_aware, metrics=args.metrics)
+                   computation_aware=not args.no_computation_aware, metrics=args.metrics, target_lang=args.target_lang)
     if args.segmentation:
         scores, rows = _score_foreign_longform(args, options)
     else:

@@ -36,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
 
     evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite)
     track = evaluation.track
-    options = {"tokenizer": track.tokenizer, "computation_aware": track.computation_aware}
+    from harness.scoring.options import track_scoring_options
+
+    options = track_scoring_options(track)
     evaluation.scorer = partial(score_path, **options)  # GET /result scores the log file
 
     def score_file() -> None:

@@ -22,7 +22,7 @@ from harness.errors import HarnessError
 from harness.longform.latency import SOFT_METRICS, STREAM_METRICS, sentence_values
 from harness.longform.model import RefSentence
 from harness.longform.resegment import METHODS, SentenceOutput, resegment
-from harness.metric_registry import LONGFORM_LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import LONGFORM_LATENCY_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
 from harness.units import join_units, split_units
 
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
@@ -134,6 +134,8 @@ def score_longform(
     source: str | None = None,
     metrics: Sequence[str] | None = None,
     resegmentation: str | None = None,
+    also: Sequence[str] = (),
+    target_lang: str = "en",
     **_: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, per-recording rows with their sentences) of a long-form run's records."""
@@ -149,7 +151,7 @@ def score_longform(
         raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
     unit = "char" if latency_unit == "char" else "word"
     known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS)
-    wanted = set(metrics) if metrics is not None else known
+    wanted = set(metrics) if metrics is not None else (known - set(OPTIONAL_METRICS)) | set(also)
     if wanted - known:
         raise HarnessError(f"unknown metric(s) for a long-form run: {', '.join(sorted(wanted - known))}")
     sets = list(reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
@@ -161,7 +163,7 @@ def score_longform(
     if quality:
         q, _ = score_records_with_instances(sentence_recs, latency_unit="ms", tokenizer=tokenizer,
                                             reference_sets=sets, bootstrap=bootstrap, seed=seed, speech=True,
-                                            metrics=quality)
+                                            metrics=quality, target_lang=target_lang)
         for key, rec in q.items():
             if key not in ("counts", "info"):
                 if rec.get("signature"):

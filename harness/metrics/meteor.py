@@ -124,8 +124,11 @@ def _tokens(lines: Sequence[str]) -> list[list[str]]:
 def meteor_sentence_scores(hypotheses: Sequence[str], references: Sequence[Sequence[str]], target_lang: str
                            ) -> list[float]:
     """nltk's METEOR of every hypothesis against its references (one list per reference set)."""
-    from nltk.stem.porter import PorterStemmer
-    from nltk.translate.meteor_score import meteor_score
+    try:
+        from nltk.stem.porter import PorterStemmer
+        from nltk.translate.meteor_score import meteor_score
+    except ImportError:
+        raise HarnessError("METEOR needs nltk: pip install 'harness[meteor]'") from None
 
     english = target_lang.split("-")[0].lower() == "en"
     stemmer: Any = PorterStemmer() if english else _NoStem()

@@ -9,6 +9,7 @@ sacrebleu's per-sample copies for 1000 resamples).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -424,8 +425,10 @@ class QualityStats:
 
 
 def quality_stats(name: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]], *,
-                  tokenizer: str = "13a") -> QualityStats:
+                  tokenizer: str = "13a", target_lang: str = "en") -> QualityStats:
     """Start one corpus metric (TER runs in the background with the C library): a `QualityStats`."""
+    if name == "METEOR":
+        return _meteor_stats(hypotheses, references, target_lang)
     if name == "BLEU":
         fast = fast_bleu_stats(hypotheses, references, tokenizer)
         if fast is not None:  # BLEU without sacrebleu's per-sentence Python work (or its import)
@@ -454,6 +457,20 @@ def quality_stats(name: str, hypotheses: Sequence[str], references: Sequence[Seq
         get, lambda raw: float(metric._aggregate_and_compute(raw).score),
         lambda row: float(metric._compute_score_from_stats(list(row)).score), signature,
     )
+
+
+def _meteor_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]], target_lang: str) -> QualityStats:
+    """METEOR's statistics: each sentence's score and a 1 (so a resample's score is the mean of its sentences)."""
+    from harness.metrics.meteor import meteor_sentence_scores, meteor_signature
+
+    def raw() -> list[list[float]]:
+        return [[v, 1.0] for v in meteor_sentence_scores(hypotheses, references, target_lang)]
+
+    def mean(row: Sequence[float]) -> float:
+        return float(row[0] / row[1]) if row[1] else 0.0
+
+    return QualityStats(raw, lambda stats: mean([math.fsum(r[0] for r in stats), float(len(stats))]), mean,
+                        lambda bs, seed: meteor_signature(len(references), target_lang, bs, seed))
 
 
 def interval(scores: Sequence[float]) -> list[float]:

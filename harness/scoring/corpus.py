@@ -18,7 +18,7 @@ from typing import Any
 
 from harness import __version__, metric_registry
 from harness.errors import HarnessError
-from harness.metric_registry import DIAGNOSTIC_METRICS, LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import DIAGNOSTIC_METRICS, LATENCY_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
 from harness.metrics.degeneracy import degeneracy
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
@@ -190,13 +190,16 @@ def score_records_with_instances(
     baseline: tuple[str, dict[str, Any]] | None = None,
     metrics: Sequence[str] | None = None,
     resegmentation: str | None = None,
+    also: Sequence[str] = (),
+    target_lang: str = "en",
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
     `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them. The rows
     are one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency metric scored.
     Long-form records (whole recordings) are scored by `harness.longform.scoring`; `resegmentation` overrides the
-    method their log names.
+    method their log names. Optional metrics (METEOR) are computed when `metrics` or `also` (a track's own list)
+    names them; `target_lang` picks METEOR's modules.
     """
     if not records:
         raise HarnessError("no instances to score")
@@ -206,9 +209,9 @@ def score_records_with_instances(
         return score_longform(records, latency_unit=latency_unit, tokenizer=tokenizer,
                               computation_aware=computation_aware, reference_sets=reference_sets,
                               bootstrap=bootstrap, seed=seed, source=source, metrics=metrics,
-                              resegmentation=resegmentation)
+                              resegmentation=resegmentation, also=also, target_lang=target_lang)
     known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS)
-    wanted = set(metrics) if metrics is not None else known
+    wanted = set(metrics) if metrics is not None else (known - set(OPTIONAL_METRICS)) | set(also)
     unknown = wanted - known
     if unknown:
         raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
@@ -236,7 +239,7 @@ def score_records_with_instances(
     if len(sets) > 1:
         groups.append(("@multi", "+".join(sets), [refs_by_set[n] for n in sets]))
     order = sorted((m for m in QUALITY_METRICS if m in wanted), key=lambda m: m != "TER")
-    started = {(metric, suffix): quality_stats(metric, hyps, streams, tokenizer=tokenizer)
+    started = {(metric, suffix): quality_stats(metric, hyps, streams, tokenizer=tokenizer, target_lang=target_lang)
                for metric in order for suffix, _, streams in groups}
     counts = resample_counts(len(records), bootstrap, seed) if bootstrap > 1 else None
 
