@@ -31,7 +31,7 @@ BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
-                 "segmentation", "resegmentation")
+                 "segmentation", "resegmentation", "anticipation")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts")
@@ -81,6 +81,7 @@ class Track:
     baseline: str | None = None
     segmentation: str = "shortform"
     resegmentation: str = "softsegmenter"
+    anticipation: bool = False  # Average Anticipation of the references and of every run (text tracks)
 
     @property
     def is_longform(self) -> bool:
@@ -287,7 +288,15 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         baseline=r.get(m, "baseline", where, str, None),
         segmentation=segmentation,
         resegmentation=resegmentation,
+        anticipation=_anticipation(r, m, where, modality),
     )
+
+
+def _anticipation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> bool:
+    value = r.get(m, "anticipation", where, bool, False)
+    if value and modality != "text":
+        raise r.fail(f"{where}.anticipation", "needs source words: text tracks only")
+    return value
 
 
 def _size(r: _Reader, m: dict[str, Any], key: str, default: str) -> str:

@@ -33,6 +33,7 @@ MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
 SIGNIFICANCE_DIR = "significance"
+ANTICIPATION_DIR = "anticipation"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,10 @@ class ResultsDir:
 
     def significance(self, track: str, dataset: str) -> Path:
         return self.path / SIGNIFICANCE_DIR / track / f"{dataset}.json"
+
+    def anticipation(self, track: str, dataset: str) -> Path:
+        """Average Anticipation of a dataset's reference sets (tracks with `anticipation: true`)."""
+        return self.path / ANTICIPATION_DIR / track / f"{dataset}.json"
 
 
 def run_dir(path: str | Path) -> RunDir:

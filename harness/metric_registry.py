@@ -124,6 +124,10 @@ REGISTRY: dict[str, MetricSpec] = {
             ("DegeneratePolicy", LOWER, "flag",
              "Likely degenerate simultaneous policy: 1 when |DSPTV| > 20 points (OmniSTEval's test), else 0."),
         )),
+        MetricSpec("AA", "diagnostic", LOWER, "token",
+                   "Average Anticipation (SiMuST-C): over word-alignment links between the source and the output, "
+                   "the mean of max(i − j, 0) for source word i and target word j (0: monotonic).", "text", False,
+                   "harness.metrics.anticipation:average_anticipation", optional=True),
         MetricSpec("NE", "stability", LOWER, "token",
                    "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
                    "both", False, "harness.metrics.stability:corpus_normalized_erasure"),

@@ -178,6 +178,8 @@ class Board:
     modality: str = ""
     #: the scoring stage's paired tests (RESULTS/significance/<track>/<dataset>.json), {} when absent
     significance_file: dict[str, Any] = field(default_factory=dict)
+    #: Average Anticipation of each reference set (RESULTS/anticipation/<track>/<dataset>.json), {} when absent
+    anticipation: dict[str, float] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
@@ -334,13 +336,27 @@ def _significance_file(root: Path, track: str, dataset: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _anticipation_file(root: Path, track: str, dataset: str) -> dict[str, float]:
+    """{reference set: its Average Anticipation} from the scoring stage's file ({} when absent)."""
+    path = layout.ResultsDir(root).anticipation(track, dataset)
+    if "/" in track + dataset or ".." in track + dataset or not path.is_file():
+        return {}
+    data = read_json(path, "anticipation file")
+    sets = data.get("reference_sets") if isinstance(data, dict) else None
+    if not isinstance(sets, dict):
+        return {}
+    return {cap(str(k)): v["AA"] for k, v in sets.items()
+            if isinstance(v, dict) and isinstance(v.get("AA"), (int, float)) and not isinstance(v.get("AA"), bool)}
+
+
 def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None,
            catalog: Catalog) -> Board:
     track = next((t for t in config.tracks if t.name == track_name), None) if config else None
     pq = track.primary_quality if track else "BLEU"
     pl = track.primary_latency if track else "LAAL"
     board = Board(cap(track_name), dataset, runs, track, pq, pl, _columns(track, runs, pq, pl, catalog), catalog,
-                  significance_file=_significance_file(root, track_name, dataset))
+                  significance_file=_significance_file(root, track_name, dataset),
+                  anticipation=_anticipation_file(root, track_name, dataset))
     board.modality = track.modality if track else ""
     for r in runs:  # the unit the scorer used (ms for speech), else the config's
         info = r.scores.get("info")

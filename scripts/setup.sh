@@ -17,7 +17,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "setup: installing the harness package"
-python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,meteor]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,meteor,anticipation]'
 # peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
 python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4 simulstream==1.0.0
 

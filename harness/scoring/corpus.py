@@ -20,7 +20,7 @@ from harness import __version__, metric_registry
 from harness.errors import HarnessError
 from harness.metric_registry import DIAGNOSTIC_METRICS, LATENCY_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
-from harness.metrics.degeneracy import degeneracy
+from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
 
@@ -248,7 +248,7 @@ def score_records_with_instances(
 
     plain = [n for n in LATENCY_METRICS if n in wanted]
     per_instance = (corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
-                    if plain or wanted & set(DIAGNOSTIC_METRICS) else {})
+                    if plain or wanted & set(DEGENERACY_METRICS) else {})
     has_ca = "AL_CA" in per_instance
     names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
     empty = np.full(len(records), np.nan)
@@ -297,8 +297,13 @@ def score_records_with_instances(
             )
         out[name] = entry
 
-    if wanted & set(DIAGNOSTIC_METRICS):
+    if wanted & set(DEGENERACY_METRICS):
         _add_degeneracy(out, records, per_instance, target_unit, sets[0], delay_unit, wanted)
+    if "AA" in wanted:
+        aa = _add_anticipation(out, records, counts)
+        if aa is not None:
+            per_instance["AA"] = aa
+            names = [*names, "AA"]
 
     # stability of re-translation systems
     revised = [r["revisions"] for r in records if r.get("revisions")]
@@ -328,6 +333,24 @@ def score_records_with_instances(
     }
     rows = instance_rows(records, per_instance, names)
     return out, rows
+
+
+def _add_anticipation(out: dict[str, Any], records: Sequence[dict[str, Any]], counts: Any) -> Any:
+    """AA of each output against its source text (text runs); the per-instance values, or None for speech."""
+    import numpy as np
+
+    from harness.metrics.anticipation import DEFINITION, EflomalAligner, aligned, average_anticipation
+
+    if not all(isinstance(r.get("source"), str) for r in records):
+        return None
+    aligner = EflomalAligner()
+    links = aligned(aligner, [r["source"] for r in records], [r.get("prediction") or "" for r in records])
+    values = np.array([np.nan if not (r.get("prediction") or "").strip() or (v := average_anticipation(x)) is None
+                       else v for r, x in zip(records, links, strict=True)], dtype=np.float64)
+    (score, ci), = mean_records([values], counts)
+    out["AA"] = {"score": score, "ci95": ci, "aligner": aligner.name, **metric_registry.describe_key("AA")}
+    out["AA"]["definition"] = DEFINITION
+    return values
 
 
 def _add_degeneracy(out: dict[str, Any], records: Sequence[dict[str, Any]], per_instance: dict[str, Any],

@@ -14,4 +14,5 @@ __all__ = ["track_scoring_options"]
 def track_scoring_options(track: Track) -> dict[str, Any]:
     """Keyword arguments of `harness.scoring.score_path` for a run of `track`."""
     return {"tokenizer": track.tokenizer, "computation_aware": track.computation_aware,
-            "also": [m for m in track.quality if m in OPTIONAL_METRICS], "target_lang": track.target_lang}
+            "also": [m for m in track.quality if m in OPTIONAL_METRICS] + (["AA"] if track.anticipation else []),
+            "target_lang": track.target_lang}

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
@@ -57,6 +59,26 @@ def best_run(runs: list[dict[str, Any]], primary_quality: str) -> dict[str, Any]
     return ranked[0] if ranked else None
 
 
+def dataset_anticipation(ds: Any) -> dict[str, Any]:
+    """Average Anticipation of each reference set against the source (corpus and per instance)."""
+    from harness.data.text import read_lines
+    from harness.metrics.anticipation import (
+        DEFINITION,
+        EflomalAligner,
+        aligned,
+        average_anticipation,
+        corpus_anticipation,
+    )
+
+    aligner = EflomalAligner()
+    sources = read_lines(ds.source)
+    sets = {}
+    for name, path in ds.references.items():
+        per = [average_anticipation(x) for x in aligned(aligner, sources, read_lines(path))]
+        sets[name] = {"AA": corpus_anticipation(per), "instances": per}
+    return {"aligner": aligner.name, "definition": DEFINITION, "reference_sets": sets}
+
+
 def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log."""
     from harness.runlog import read_instances
@@ -80,6 +102,13 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     ref_set = next(iter(reference_sets_of(records[0])))
     per = corpus_instance_metrics(records, log.latency_unit, ref_set, speech, track.computation_aware)
     names = [*LATENCY_METRICS, *(f"{n}_CA" for n in LATENCY_METRICS if f"{n}_CA" in per)]
+    if track.anticipation and all(isinstance(r.get("source"), str) for r in records):
+        from harness.metrics.anticipation import EflomalAligner, aligned, average_anticipation
+
+        links = aligned(EflomalAligner(), [r["source"] for r in records], [r["prediction"] for r in records])
+        per["AA"] = np.array([np.nan if not r["prediction"].strip() or (v := average_anticipation(x)) is None
+                              else v for r, x in zip(records, links, strict=True)])
+        names.append("AA")
     write_instance_scores(run_dir.path, instance_rows(records, per, names))
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
@@ -130,6 +159,10 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
         if loaded is not None:
             written.append(run_dir.instance_scores)
     for track in config.tracks:
+        if track.anticipation:
+            written += [write_json(results.anticipation(track.name, name), dataset_anticipation(ds))
+                        for name, ds in track.datasets.items()
+                        if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
         for dataset in track.datasets:
             board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
             if not board:
