@@ -34,6 +34,7 @@ BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
 SIGNIFICANCE_DIR = "significance"
 ANTICIPATION_DIR = "anticipation"
+HUMAN_DIR = "human"
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,33 @@ class ResultsDir:
     def significance(self, track: str, dataset: str) -> Path:
         return self.path / SIGNIFICANCE_DIR / track / f"{dataset}.json"
 
+    @property
+    def human(self) -> HumanDir:
+        """Human judgments: the blind sheet's key, the imported ratings and their summary (`harness human`)."""
+        return HumanDir(self.path / HUMAN_DIR)
+
     def anticipation(self, track: str, dataset: str) -> Path:
         """Average Anticipation of a dataset's reference sets (tracks with `anticipation: true`)."""
         return self.path / ANTICIPATION_DIR / track / f"{dataset}.json"
+
+
+@dataclass(frozen=True)
+class HumanDir:
+    """RESULTS/human/: `harness human sample` writes the key, `harness human import` the ratings and summary."""
+
+    path: Path
+
+    @property
+    def key(self) -> Path:
+        return self.path / "key.json"
+
+    @property
+    def ratings(self) -> Path:
+        return self.path / "ratings.jsonl"
+
+    @property
+    def summary(self) -> Path:
+        return self.path / SUMMARY
 
 
 def run_dir(path: str | Path) -> RunDir:

@@ -243,6 +243,8 @@ class Results:
     catalog: Catalog
     #: runs naming no track, or (with a config) a track it does not have: listed, without a board
     invalid: list[Run] = field(default_factory=list)
+    #: RESULTS/human/summary.json (`harness human import`), {} when there are no ratings
+    human: dict[str, Any] = field(default_factory=dict)
 
 
 def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
@@ -256,6 +258,28 @@ def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
     if computation_aware_applies(speech):
         return scores
     return {k: v for k, v in scores.items() if not k.partition("@")[0].endswith("_CA")}
+
+
+HUMAN_DEFINITION = ("Human judgment: mean 1–5 rating of sampled sentences by blind raters (harness human), "
+                    "with a bootstrap 95% interval over the rated sentences.")
+
+
+def _human_summary(root: Path) -> dict[str, Any]:
+    path = layout.ResultsDir(root).human.summary
+    if not path.is_file():
+        return {}
+    data = read_json(path, "human judgments summary")
+    return data if isinstance(data, dict) else {}
+
+
+def _add_human_scores(runs: list[Run], human: dict[str, Any]) -> None:
+    """Show each rated run's human mean as a `Human` score (in memory only: scores.json is never rewritten)."""
+    systems = human.get("systems") if isinstance(human.get("systems"), dict) else {}
+    for run in runs:
+        entry = systems.get(f"{run.key}/{run.dataset}")
+        if isinstance(entry, dict) and isinstance(entry.get("mean"), (int, float)):
+            run.scores["Human"] = {"score": entry["mean"], "ci95": entry.get("ci95"), "kind": "quality",
+                                   "direction": "higher", "unit": "rating 1–5", "definition": HUMAN_DEFINITION}
 
 
 def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
@@ -392,6 +416,8 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
         raise HarnessError(f"{results_dir.summary}: expected an object with a list 'runs'")
     used: set[str] = set()
     runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
+    human = _human_summary(root)
+    _add_human_scores(runs, human)
     configured = {t.name for t in config.tracks} if config else None
     raw_tracks = [raw.get("track") for raw in summary["runs"]]
     valid = [bool(t) and (configured is None or t in configured) for t in raw_tracks]
@@ -406,5 +432,8 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
     keys.sort(key=lambda k: (order.get(k[0], len(order)), k[0], k[1] != "test", k[1]))
     boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog)
               for t, d in keys]
+    for board in boards:  # the Human column, where ratings exist, after the automatic metrics
+        if any("Human" in r.scores for r in board.runs) and "Human" not in board.columns:
+            board.columns.append("Human")
     task = cap(str(summary.get("task") or (config.task if config else "") or root.name))
-    return Results(root, summary, runs, boards, task, catalog, invalid)
+    return Results(root, summary, runs, boards, task, catalog, invalid, human)

@@ -78,6 +78,7 @@ class SiteWriter:
         depth = rel.count("/")
         html = self.env.get_template(template).render(
             root="../" * depth, task=self.results.task, summary=self.results.summary, boards=self.results.boards,
+            results=self.results,
             harness_version=__version__, generated_at=self.generated_at, **ctx)
         target = self.out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +96,8 @@ class SiteWriter:
         downloads = self.downloads()
         self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
                   glossary=self.glossary(), invalid=self.results.invalid)
+        if self.results.human:
+            self.page("human.html", "human.html", human=self.results.human)
         for board in self.results.boards:
             for run in board.runs:
                 self.run_pages(board, run, sig[board.slug].get(run.slug, {}))

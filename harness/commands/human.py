@@ -1,0 +1,42 @@
+"""`harness human sample|import`: blind rating sheets out, human ratings in (SiMuST-C §3)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "human judgments: sample a blind rating sheet from RESULTS, import ratings and summarize them"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    sample = sub.add_parser("sample", help="write a blind rating sheet (systems hidden, items shuffled)")
+    sample.add_argument("results", type=Path, metavar="RESULTS")
+    sample.add_argument("--per-system", type=int, default=200, help="sentences per system and board (200)")
+    sample.add_argument("--seed", type=int, default=12345, help="seed of the sampling and shuffling (12345)")
+    sample.add_argument("--output", type=Path, required=True, help="the sheet (CSV: item, source, hypothesis, score)")
+    imp = sub.add_parser("import", help="add ratings (CSV: rater, item, score 1-5) and summarize all of them")
+    imp.add_argument("results", type=Path, metavar="RESULTS")
+    imp.add_argument("ratings", type=Path, metavar="RATINGS_CSV")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.human.sheets import import_ratings, sample_sheet
+
+    if args.action == "sample":
+        if args.per_system < 1:
+            from harness.errors import HarnessError
+
+            raise HarnessError("--per-system must be at least 1")
+        items, systems = sample_sheet(args.results, args.per_system, args.seed, args.output)
+        print(f"harness human: {items} items from {systems} system(s) in {args.output}; the key stays in "
+              f"{args.results}/human/")
+        return 0
+    summary = import_ratings(args.results, args.ratings)
+    alpha = summary["krippendorff_alpha_interval"]
+    print(f"harness human: {summary['imported']} rating(s) added; {summary['ratings']} by {summary['raters']} "
+          f"rater(s); Krippendorff's alpha (interval) {'-' if alpha is None else f'{alpha:.3f}'}")
+    for name, s in summary["systems"].items():
+        print(f"  {name}: {s['mean']:.2f} over {s['items']} item(s)")
+    return 0

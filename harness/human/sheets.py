@@ -1,0 +1,192 @@
+"""Blind rating sheets and the ratings that come back.
+
+`sample_sheet` picks `per_system` instances of each board (track × dataset) with a seed — the same instances for
+every system of a board, so systems are compared on the same sentences — and writes one row per (system, instance)
+with an opaque item id, the source and the hypothesis, shuffled, with no system name. The key (item → submission,
+track, dataset, index) goes to RESULTS/human/key.json, apart from the sheet.
+
+`import_ratings` reads `rater,item,score` rows; every row is checked (unknown item, score not an integer 1–5, a
+rater rating an item twice, here or in an earlier import) and the first bad row stops the import with one line
+naming the file and the row. Accepted ratings are appended to RESULTS/human/ratings.jsonl, then the summary is
+written anew from all of them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from harness import layout
+from harness.errors import HarnessError
+from harness.human.agreement import krippendorff_alpha_interval, pearson, spearman
+
+__all__ = ["sample_sheet", "import_ratings", "summarize", "SCORES"]
+
+SCORES = range(1, 6)
+
+
+def _runs(results: Path) -> list[dict[str, Any]]:
+    path = layout.ResultsDir(results).summary
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{path}: cannot read the results summary ({exc})") from None
+    return [r for r in data.get("runs", []) if r.get("status") in ("ok", "partial") and r.get("scores")]
+
+
+def _records(results: Path, run: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    from harness.runlog import read_instances
+
+    log = read_instances(layout.ResultsDir(results).run(run["submission"], run["dataset"]).instances_log,
+                         allow_torn=True)
+    return {r["index"]: r for r in log.records}
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tuple[int, int]:
+    """Write the blind sheet to `output` and its key to RESULTS/human/key.json; (items, systems)."""
+    human = layout.ResultsDir(results).human
+    if human.key.exists():
+        raise HarnessError(f"{human.key}: a sheet was sampled already (its ratings would lose their key); "
+                           "move the human/ folder away to sample anew")
+    rng = random.Random(seed)
+    boards: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in _runs(results):
+        boards.setdefault((str(run.get("track")), str(run["dataset"])), []).append(run)
+    rows, key = [], {}
+    systems = 0
+    for (track, dataset), runs in sorted(boards.items()):
+        logs = {r["submission"]: _records(results, r) for r in runs}
+        common = sorted(set.intersection(*(set(v) for v in logs.values())))
+        chosen = sorted(rng.sample(common, min(per_system, len(common))))
+        systems += len(runs)
+        for sub, recs in sorted(logs.items()):
+            for index in chosen:
+                rec = recs[index]
+                source = rec.get("source")
+                rows.append({"source": source if isinstance(source, str) else " ".join(map(str, source or [])),
+                             "hypothesis": rec.get("prediction", ""),
+                             "_key": {"submission": sub, "track": track, "dataset": dataset, "index": index}})
+    rng.shuffle(rows)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item", "source", "hypothesis", "score"])
+        for n, row in enumerate(rows, 1):
+            item = f"i{n:05d}"
+            key[item] = row["_key"]
+            writer.writerow([item, row["source"], row["hypothesis"], ""])
+    _write_json(human.key, {"seed": seed, "per_system": per_system, "items": key})
+    return len(rows), systems
+
+
+def _read_key(results: Path) -> dict[str, dict[str, Any]]:
+    path = layout.ResultsDir(results).human.key
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["items"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise HarnessError(f"{path}: no sheet key ({exc}); run `harness human sample` first") from None
+
+
+def _existing(results: Path) -> list[dict[str, Any]]:
+    path = layout.ResultsDir(results).human.ratings
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def import_ratings(results: Path, ratings_csv: Path) -> dict[str, Any]:
+    """Validate and add the ratings of `ratings_csv`; the new summary."""
+    key = _read_key(results)
+    seen = {(r["rater"], r["item"]) for r in _existing(results)}
+    new: list[dict[str, Any]] = []
+    try:
+        f = ratings_csv.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise HarnessError(f"{ratings_csv}: cannot read ({exc.strerror})") from None
+    with f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None or not {"rater", "item", "score"} <= set(reader.fieldnames):
+            raise HarnessError(f"{ratings_csv}: the header must name the columns rater, item and score")
+        for n, row in enumerate(reader, 2):
+            where = f"{ratings_csv}: row {n}"
+            rater, item, raw = (row.get("rater") or "").strip(), (row.get("item") or "").strip(), row.get("score")
+            if not rater:
+                raise HarnessError(f"{where}: no rater")
+            if item not in key:
+                raise HarnessError(f"{where}: unknown item {item!r} (not in the sheet's key)")
+            try:
+                score = int(str(raw).strip())
+            except ValueError:
+                raise HarnessError(f"{where}: score {raw!r} is not an integer from 1 to 5") from None
+            if score not in SCORES:
+                raise HarnessError(f"{where}: score {score} is out of range (1 to 5)")
+            if (rater, item) in seen:
+                raise HarnessError(f"{where}: rater {rater!r} already rated item {item!r}")
+            seen.add((rater, item))
+            new.append({"rater": rater, "item": item, "score": score})
+    path = layout.ResultsDir(results).human.ratings
+    with path.open("a", encoding="utf-8") as out:
+        for r in new:
+            out.write(json.dumps(r) + "\n")
+    summary = summarize(results)
+    summary["imported"] = len(new)
+    return summary
+
+
+def _bootstrap_mean(values: list[float], rng: random.Random, samples: int = 1000) -> list[float] | None:
+    if len(values) < 2:
+        return None
+    means = sorted(math.fsum(rng.choice(values) for _ in values) / len(values) for _ in range(samples))
+    lo = samples // 40
+    return [means[lo], means[samples - lo - 1]]
+
+
+def summarize(results: Path) -> dict[str, Any]:
+    """Per-system human means (bootstrap 95% intervals over items), agreement and metric correlations; written to
+    RESULTS/human/summary.json."""
+    key = _read_key(results)
+    ratings = _existing(results)
+    by_item: dict[str, list[float]] = {}
+    for r in ratings:
+        by_item.setdefault(r["item"], []).append(float(r["score"]))
+    per_system: dict[str, list[float]] = {}
+    for item, scores in by_item.items():
+        k = key[item]
+        per_system.setdefault(f"{k['submission']}/{k['dataset']}", []).append(math.fsum(scores) / len(scores))
+    rng = random.Random(12345)
+    systems = {name: {"mean": math.fsum(v) / len(v), "ci95": _bootstrap_mean(v, rng), "items": len(v)}
+               for name, v in sorted(per_system.items())}
+    runs = {f"{r['submission']}/{r['dataset']}": r for r in _runs(results)}
+    correlations: dict[str, dict[str, float | None]] = {}
+    names = [n for n in systems if n in runs]
+    metrics = sorted({k for n in names for k, v in runs[n]["scores"].items()
+                      if isinstance(v, dict) and isinstance(v.get("score"), (int, float))})
+    for metric in metrics:
+        pairs = [(runs[n]["scores"][metric]["score"], systems[n]["mean"]) for n in names
+                 if isinstance(runs[n]["scores"].get(metric, {}).get("score"), (int, float))]
+        if len(pairs) >= 3:
+            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+            correlations[metric] = {"pearson": pearson(xs, ys), "spearman": spearman(xs, ys), "systems": len(pairs)}
+    summary = {
+        "ratings": len(ratings),
+        "raters": len({r["rater"] for r in ratings}),
+        "items_rated": len(by_item),
+        "krippendorff_alpha_interval": krippendorff_alpha_interval(
+            [(r["rater"], r["item"], float(r["score"])) for r in ratings]),
+        "systems": systems,
+        "correlations": correlations,
+    }
+    _write_json(layout.ResultsDir(results).human.summary, summary)
+    return summary
