@@ -245,4 +245,7 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
         check_resume(run, identity)
     writer = LogWriter(Path(output), resume=resume, overwrite=overwrite)
     record_identity(run, identity)
+    from harness.runmeta import update_run_meta
+
+    update_run_meta(run, {"expected_instances": len(dataset)})  # what a live viewer counts against
     return Evaluation(track, dataset_name, dataset, writer, config.limits)

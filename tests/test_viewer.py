@@ -1,0 +1,181 @@
+"""`harness view` against a run in progress, in headless Chromium: instances appear as they land in the run log, with
+a visible running state, and the state turns to finished; instance pages show the timeline; it binds 127.0.0.1,
+answers GET only, and a path outside the folder is a 404. A results folder is served as the leaderboard site."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.text_task import make_text_task
+
+pytestmark = pytest.mark.browser
+webdriver = pytest.importorskip("selenium.webdriver")
+Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+By = pytest.importorskip("selenium.webdriver.common.by").By
+WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
+_exc = pytest.importorskip("selenium.common.exceptions")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+GATED = '''
+import os, time
+from harness.client.agent import ReadAction, TextAgent, WriteAction
+
+
+class Gated(TextAgent):
+    """Echo; the second instance waits until the test opens the gate (a file), so the run is seen running."""
+
+    def policy(self, states):
+        if len(states.source) == 1 and states.extra.setdefault("n", 0) == 0:
+            states.extra["n"] = 1
+            Gated.count = getattr(Gated, "count", 0) + 1
+        while getattr(Gated, "count", 0) >= 2 and not os.path.exists(os.environ["GATE"]):
+            time.sleep(0.05)
+        if not states.source_finished and len(states.source) <= len(states.target):
+            return ReadAction()
+        if len(states.target) < len(states.source):
+            return WriteAction(states.source[len(states.target)])
+        return WriteAction("", finished=True)
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, limit_s: float = 60) -> None:
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} never answered")
+
+
+@pytest.fixture
+def driver(chromium: tuple[Path, Path], tmp_path: Path) -> Iterator[object]:
+    binary, chromedriver = chromium
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(binary)
+    for flag in FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]:
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
+    drv.set_page_load_timeout(30)
+    yield drv
+    drv.quit()
+
+
+def _view(path: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "view", str(path), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    _wait_http(url)
+    return proc, url
+
+
+def test_a_run_in_progress_shows_its_instances_as_they_land(driver, tmp_path: Path) -> None:
+    sources = ["one two three", "four five", "six seven eight nine"]
+    cfg = make_text_task(tmp_path, sources)
+    agent = tmp_path / "gated.py"
+    agent.write_text(GATED, encoding="utf-8")
+    gate = tmp_path / "gate"
+    run_dir = tmp_path / "run"
+    run = subprocess.Popen([sys.executable, "-m", "harness", "run", "--config", str(cfg), "--dataset", "dev",
+                            "--agent", str(agent), "--output", str(run_dir)], env={**os.environ, "GATE": str(gate)},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        log = run_dir / "instances.log"
+        end = time.monotonic() + 120
+        while not (log.exists() and log.read_text().count("\n") >= 1):
+            assert run.poll() is None and time.monotonic() < end, "the first instance never landed"
+            time.sleep(0.05)
+        viewer, url = _view(run_dir)
+        try:
+            driver.get(url)
+            state = driver.find_element(By.ID, "run-state").text
+            assert state.startswith("running") and "1 of 3" in state
+            assert len(driver.find_elements(By.CSS_SELECTOR, "tr.instance")) == 1
+            gate.touch()  # the run goes on; the page follows without being asked
+            WebDriverWait(driver, 120, poll_frequency=0.2,  # the page reloads itself meanwhile
+                          ignored_exceptions=[_exc.StaleElementReferenceException, _exc.NoSuchElementException]
+                          ).until(lambda d: d.find_element(By.ID, "run-state").text.startswith("finished"))
+            assert len(driver.find_elements(By.CSS_SELECTOR, "tr.instance")) == 3
+            driver.get(url + "instances/2.html")
+            assert driver.find_element(By.ID, "final-hypothesis").text == "six seven eight nine"
+            assert driver.find_elements(By.CSS_SELECTOR, "svg.timeline")
+            for bad in ("../task.yaml", "..%2F..%2Fetc%2Fpasswd", "instances/9.html", "static/../../task.yaml"):
+                with pytest.raises(urllib.error.HTTPError) as err:
+                    urllib.request.urlopen(url + bad, timeout=5)
+                assert err.value.code == 404, bad
+            req = urllib.request.Request(url, data=b"x", method="POST")
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=5)
+            assert err.value.code == 405  # read-only
+        finally:
+            viewer.send_signal(signal.SIGTERM)
+            viewer.wait(10)
+    finally:
+        gate.touch()
+        run.wait(120)
+
+
+def test_it_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
+    cfg = make_text_task(tmp_path)
+    run_dir = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(cfg), "--dataset", "dev", "--agent",
+                    str(Path(__file__).parent / "agents" / "echo_text.py"), "--output", str(run_dir)],
+                   check=True, capture_output=True, timeout=120)
+    viewer, url = _view(run_dir)
+    try:
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+        local = [line.split()[3] for line in listening.splitlines() if line.strip()]
+        assert local == [f"127.0.0.1:{port}"], listening  # not 0.0.0.0, not [::]
+        assert "finished" in urllib.request.urlopen(url, timeout=5).read().decode()
+    finally:
+        viewer.send_signal(signal.SIGTERM)
+        viewer.wait(10)
+
+
+def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: Path) -> None:
+    from harness.viewer import RECHECK_S, ResultsSite
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "runs" / "udhr-dev-waitk3"
+    viewer, url = _view(example)  # written by SimulEval 1.1.4
+    try:
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert page.count('class="instance"') == 40 and "finished" in page
+        assert "svg" in urllib.request.urlopen(url + "instances/0.html", timeout=10).read().decode()
+    finally:
+        viewer.send_signal(signal.SIGTERM)
+        viewer.wait(10)
+    results, _ = fixture_results
+    site = ResultsSite(results)
+    first = site.current()
+    assert (first / "index.html").is_file() and site.renders == 1
+    assert site.current() == first and site.renders == 1  # no change: no new rendering
+    summary = results / "summary.json"
+    time.sleep(RECHECK_S)
+    os.utime(summary)
+    assert site.current() != first and site.renders == 2  # the results changed: rendered once more
+    viewer, url = _view(results)
+    try:
+        assert "All submissions" in urllib.request.urlopen(url, timeout=60).read().decode()
+    finally:
+        viewer.send_signal(signal.SIGTERM)
+        viewer.wait(10)
