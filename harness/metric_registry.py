@@ -21,6 +21,8 @@ __all__ = [
     "MetricSpec",
     "REGISTRY",
     "QUALITY_METRICS",
+    "MODEL_METRICS",
+    "SCORED_QUALITY",
     "LATENCY_METRICS",
     "names",
     "spec_of",
@@ -42,11 +44,12 @@ class MetricSpec:
     name: str
     kind: str  # quality | latency | stability | norm
     direction: str  # higher | lower (is better)
-    unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`
+    unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`, `model`
     definition: str  # one line, for readers
     modality: str  # text | speech | both: the sources it applies to
     computation_aware: bool  # has a `NAME_CA` variant computed from elapsed times
     function: str  # `module:attribute` of the function computing it
+    model: bool = False  # computed by a neural checkpoint the organizer names (COMET, XCOMET), not by sacrebleu
 
     @property
     def higher_is_better(self) -> bool:
@@ -88,6 +91,14 @@ REGISTRY: dict[str, MetricSpec] = {
              "End offset: delay of the last target word minus the source length (0: written at the end)."),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
+        MetricSpec("COMET", "quality", HIGHER, "model",
+                   "COMET (unbabel-comet): a neural estimate of each hypothesis's quality given its source and "
+                   "reference, averaged over sentences, on the model's own scale (the checkpoint the task names).",
+                   "both", False, "harness.metrics.comet.values:comet_values", model=True),
+        MetricSpec("XCOMET", "quality", HIGHER, "model",
+                   "XCOMET (unbabel-comet): an explainable COMET model's score of each hypothesis given its source "
+                   "and reference (0–1), averaged over sentences (the checkpoint the task names, e.g. XCOMET-XL).",
+                   "both", False, "harness.metrics.comet.values:comet_values", model=True),
         MetricSpec("NE", "stability", LOWER, "token",
                    "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
                    "both", False, "harness.metrics.stability:corpus_normalized_erasure"),
@@ -118,7 +129,12 @@ def names(kind: str) -> tuple[str, ...]:
     return tuple(s.name for s in REGISTRY.values() if s.kind == kind)
 
 
-QUALITY_METRICS = names("quality")
+#: the string metrics (sacrebleu), computed from text alone
+QUALITY_METRICS = tuple(s.name for s in REGISTRY.values() if s.kind == "quality" and not s.model)
+#: the neural metrics, computed by a checkpoint the task config or the command line names
+MODEL_METRICS = tuple(s.name for s in REGISTRY.values() if s.model)
+#: every quality metric a track may list
+SCORED_QUALITY = names("quality")
 LATENCY_METRICS = names("latency")
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__, metric_registry
+from harness.config import ModelMetric
 from harness.errors import HarnessError
-from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS
 from harness.metrics import latency as lat
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
@@ -187,16 +188,22 @@ def score_records_with_instances(
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
     metrics: Sequence[str] | None = None,
+    model_metrics: dict[str, ModelMetric] | None = None,
+    source_texts: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
-    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them. The rows
-    are one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency metric scored.
+    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all string and latency
+    metrics, plus the neural ones (COMET, XCOMET) that `model_metrics` configures (their checkpoints and settings;
+    `source_texts`: the source transcript by index, for speech runs). The rows are one per record in index order:
+    `{"index": i, NAME: value or None, ...}` for every latency and neural metric scored.
     """
     if not records:
         raise HarnessError("no instances to score")
-    wanted = set(metrics) if metrics is not None else set(QUALITY_METRICS) | set(LATENCY_METRICS)
-    unknown = wanted - set(QUALITY_METRICS) - set(LATENCY_METRICS)
+    model_metrics = model_metrics or {}
+    wanted = (set(metrics) if metrics is not None
+              else set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(model_metrics))
+    unknown = wanted - set(QUALITY_METRICS) - set(LATENCY_METRICS) - set(MODEL_METRICS)
     if unknown:
         raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
     records = sorted(records, key=lambda r: r.get("index", 0))
@@ -264,6 +271,13 @@ def score_records_with_instances(
             rec.update(metric_registry.describe_key(metric + suffix))
             out[metric + suffix] = rec
 
+    from harness.scoring.neural import model_metric_records
+
+    neural, neural_values = model_metric_records(
+        [m for m in MODEL_METRICS if m in wanted], records, refs_by_set, model_metrics,
+        source_texts=source_texts, counts=counts, seed=seed)
+    out.update(neural)
+
     means = _mean_records(columns, counts, resampled.get("latency"))
     for name, (score, ci) in zip(names, means, strict=True):
         base = name.removesuffix("_CA")
@@ -306,7 +320,7 @@ def score_records_with_instances(
         "seed": seed,
         "computation_aware": has_ca,
     }
-    rows = instance_rows(records, per_instance, names)
+    rows = instance_rows(records, {**per_instance, **neural_values}, names + list(neural_values))
     return out, rows
 
 
