@@ -135,6 +135,7 @@ class ModelMetric:
     batch_size: int = 16
     precision: str = "fp16"
     gpus: int = 0
+    where: str = ""  # where it was set, for error lines: `FILE: metrics.COMET` or `--comet-model`
 
 
 @dataclass(frozen=True)
@@ -378,7 +379,8 @@ def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMe
         gpus = r.get(b, "gpus", where, int, 0)
         if gpus not in (0, 1):
             raise r.fail(f"{where}.gpus", f"expected 0 (CPU) or 1 (the GPU given to scoring), got {gpus}")
-        out[name] = ModelMetric(name, model, batch_size, r.choice(b, "precision", where, PRECISIONS, "fp16"), gpus)
+        out[name] = ModelMetric(name, model, batch_size, r.choice(b, "precision", where, PRECISIONS, "fp16"), gpus,
+                                f"{r.path}: {where}")
     return out
 
 

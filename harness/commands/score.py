@@ -1,5 +1,9 @@
-"""`harness score RUN_DIR_OR_LOG [--format json]`: score an instances.log; write scores.json and
-instance_scores.jsonl beside it."""
+"""`harness score RUN_DIR_OR_LOG... [--format json]`: score instances.logs; write scores.json and
+instance_scores.jsonl beside each.
+
+Neural metrics (`--metrics COMET --comet-model PATH`, `--xcomet-model PATH`, or the `metrics:` block of a task
+config given with `--config`) load their checkpoint once for all the runs named, and runs on the same dataset
+share its source and reference embeddings."""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ import argparse
 import json
 from typing import Any
 
+from harness.metric_registry import MODEL_METRICS
+
 HELP = "score an instances.log (the harness's or SimulEval's) and write scores.json beside it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `harness score`."""
-    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", help="a run directory or an instances.log")
+    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="+",
+                        help="a run directory or an instances.log (several: each is scored, models load once)")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (table)")
     parser.add_argument(
         "--latency-unit",
@@ -26,6 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
     parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", help="only these metrics (default: all)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
+    neural = parser.add_argument_group("neural metrics (the optional extra harness[comet])")
+    neural.add_argument("--config", default=None, help="task config whose `metrics:` block sets COMET/XCOMET")
+    neural.add_argument("--comet-model", default=None, metavar="PATH", help="COMET checkpoint folder or .ckpt")
+    neural.add_argument("--xcomet-model", default=None, metavar="PATH", help="XCOMET checkpoint folder or .ckpt")
+    neural.add_argument("--comet-batch-size", type=int, default=None, help="batch size (16, as comet-score)")
+    neural.add_argument("--comet-precision", choices=("fp16", "fp32"), default=None,
+                        help="fp16 (comet-score's) or fp32")
+    neural.add_argument("--comet-gpus", type=int, choices=(0, 1), default=None, help="0: CPU (default), 1: GPU")
+    neural.add_argument("--source-text", default=None, metavar="FILE",
+                        help="source transcript, one line per instance (speech runs)")
 
 
 def _fmt(x: Any) -> str:
@@ -51,33 +68,76 @@ def render_table(scores: dict[str, Any]) -> str:
     lines.append(
         f"instances: {c.get('instances')}  empty: {c.get('empty_instances')}  failed: {c.get('failed_instances')}"
     )
-    for name, rec in scores.items():
-        if isinstance(rec, dict) and rec.get("signature"):
-            lines.append(f"{name}: {rec['signature']}")
-            break
+    signed = [name for name, rec in scores.items() if isinstance(rec, dict) and rec.get("signature")]
+    neural = [name for name in signed if name in MODEL_METRICS]  # their own model signatures
+    for name in [n for n in signed if n not in MODEL_METRICS][:1] + neural:
+        lines.append(f"{name}: {scores[name]['signature']}")
     return "\n".join(lines)
 
 
+def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
+    """{COMET/XCOMET: ModelMetric} from `--config`'s `metrics:` block, then the command-line flags over it."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from harness.config import ModelMetric, load_config
+
+    found: dict[str, ModelMetric] = dict(load_config(args.config, check_files=False).metrics) if args.config else {}
+    for name, path in (("COMET", args.comet_model), ("XCOMET", args.xcomet_model)):
+        if path is not None:
+            found[name] = ModelMetric(name, Path(path), where=f"--{name.lower()}-model")
+    for name, m in found.items():
+        found[name] = replace(
+            m,
+            batch_size=args.comet_batch_size or m.batch_size,
+            precision=args.comet_precision or m.precision,
+            gpus=m.gpus if args.comet_gpus is None else args.comet_gpus,
+        )
+    return found
+
+
+def _source_text(path: str | None) -> list[str] | None:
+    from harness.errors import HarnessError
+
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    except OSError as exc:
+        raise HarnessError(f"--source-text: cannot read {path}: {exc.strerror}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Score, write scores.json and instance_scores.jsonl unless --no-write, print a table or the JSON object."""
+    """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
-    scores, rows = score_log(
-        args.path,
-        latency_unit=args.latency_unit,
-        tokenizer=args.tokenizer,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        computation_aware=not args.no_computation_aware,
-        metrics=args.metrics,
-    )
-    target = None
-    if not args.no_write:
-        target = write_scores(args.path, scores)
-        write_instance_scores(target.parent, rows)
+    settings, sources = model_metrics(args), _source_text(args.source_text)
+    results = []
+    for path in args.path:
+        scores, rows = score_log(
+            path,
+            latency_unit=args.latency_unit,
+            tokenizer=args.tokenizer,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            computation_aware=not args.no_computation_aware,
+            metrics=args.metrics,
+            model_metrics=settings,
+            source_texts=sources,
+        )
+        target = None
+        if not args.no_write:
+            target = write_scores(path, scores)
+            write_instance_scores(target.parent, rows)
+        results.append((path, scores, target))
     if args.format == "json":
-        print(json.dumps(scores, indent=1, ensure_ascii=False))
-    else:
+        obj = results[0][1] if len(results) == 1 else {path: scores for path, scores, _ in results}
+        print(json.dumps(obj, indent=1, ensure_ascii=False))
+        return 0
+    for path, scores, target in results:
+        if len(results) > 1:
+            print(f"== {path}")
         print(render_table(scores))
         if target is not None:
             print(f"wrote {target}")

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness import metric_registry
 from harness.config import ModelMetric
-from harness.errors import HarnessError
+from harness.errors import HarnessError, MetricSetupError
 
 __all__ = ["source_texts_of", "model_metric_records"]
 
@@ -60,7 +60,7 @@ def model_metric_records(
     hyps = [rec["prediction"] for rec in records]
     for name in names:
         if name not in settings:
-            raise HarnessError(f"{name} needs a checkpoint: metrics.{name}.model in the task config, or "
+            raise MetricSetupError(f"{name} needs a checkpoint: metrics.{name}.model in the task config, or "
                                f"--{name.lower()}-model PATH")
         for i, (set_name, refs) in enumerate(refs_by_set.items()):
             key = name if i == 0 else f"{name}@{set_name}"

@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import MetricSetupError
 
 __all__ = ["Checkpoint", "locate", "content_hash"]
 
@@ -33,25 +33,25 @@ class Checkpoint:
 
 
 def locate(path: str | Path, where: str = "model") -> Checkpoint:
-    """The checkpoint at `path` (folder or `.ckpt`), or a one-line HarnessError naming `where` and the path."""
+    """The checkpoint at `path` (folder or `.ckpt`), or a one-line MetricSetupError naming `where` and the path."""
     import yaml
 
     p = Path(path).expanduser().resolve()
     if not p.exists():
-        raise HarnessError(f"{where}: no such COMET checkpoint folder or file: {p}")
+        raise MetricSetupError(f"{where}: no such COMET checkpoint folder or file: {p}")
     ckpt = p / "checkpoints" / "model.ckpt" if p.is_dir() else p
     if not ckpt.is_file():
-        raise HarnessError(f"{where}: {p} is not a COMET checkpoint (no checkpoints/model.ckpt in it)")
+        raise MetricSetupError(f"{where}: {p} is not a COMET checkpoint (no checkpoints/model.ckpt in it)")
     hparams = ckpt.parents[1] / "hparams.yaml"  # where comet.load_from_checkpoint looks for it
     if not hparams.is_file():
-        raise HarnessError(f"{where}: {p} is not a COMET checkpoint (no hparams.yaml beside checkpoints/)")
+        raise MetricSetupError(f"{where}: {p} is not a COMET checkpoint (no hparams.yaml beside checkpoints/)")
     try:
         meta = yaml.safe_load(hparams.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise HarnessError(f"{where}: {hparams} cannot be read as YAML: {exc}") from None
+        raise MetricSetupError(f"{where}: {hparams} cannot be read as YAML: {exc}") from None
     ident = meta.get("class_identifier") if isinstance(meta, dict) else None
     if not isinstance(ident, str):
-        raise HarnessError(f"{where}: {hparams} is not a COMET hparams.yaml (no class_identifier)")
+        raise MetricSetupError(f"{where}: {hparams} is not a COMET hparams.yaml (no class_identifier)")
     return Checkpoint(ckpt, hparams, ident)
 
 

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.errors import MetricSetupError
 from harness.metrics.comet.checkpoint import Checkpoint
 
 __all__ = ["EXTRA_MISSING", "require_comet", "LoadedModel", "load_model", "comet_version", "out_of_memory"]
@@ -29,7 +29,7 @@ _MODELS_LOCK = threading.Lock()
 def require_comet() -> None:
     """One line naming the extra when unbabel-comet or torch is not installed."""
     if importlib.util.find_spec("comet") is None or importlib.util.find_spec("torch") is None:
-        raise HarnessError(EXTRA_MISSING)
+        raise MetricSetupError(EXTRA_MISSING)
 
 
 def comet_version() -> str:
@@ -38,7 +38,7 @@ def comet_version() -> str:
     try:
         return version("unbabel-comet")
     except PackageNotFoundError:
-        raise HarnessError(EXTRA_MISSING) from None
+        raise MetricSetupError(EXTRA_MISSING) from None
 
 
 @dataclass
@@ -57,7 +57,7 @@ def _device(gpus: int, where: str) -> Any:
     if gpus == 0:
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise HarnessError(f"{where}: gpus: 1 asks for a GPU but torch sees none (CUDA unavailable); "
+        raise MetricSetupError(f"{where}: gpus: 1 asks for a GPU but torch sees none (CUDA unavailable); "
                            "use gpus: 0 for the CPU")
     return torch.device("cuda", 0)
 
@@ -82,13 +82,13 @@ def _load(ckpt: Checkpoint, where: str) -> Any:
         import yaml
 
         encoder = (yaml.safe_load(ckpt.hparams.read_text(encoding="utf-8")) or {}).get("pretrained_model")
-        raise HarnessError(
+        raise MetricSetupError(
             f"{where}: {ckpt.folder}: its encoder {encoder!r} (hparams.yaml pretrained_model) is not on this "
             f"machine and nothing is downloaded at run time (HF_HUB_OFFLINE); fetch it once, see the README: "
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     except Exception as exc:  # noqa: BLE001 (anything torch or comet raises on a file that is not a checkpoint)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise HarnessError(f"{where}: {ckpt.ckpt} is not a loadable COMET checkpoint: {first}") from None
+        raise MetricSetupError(f"{where}: {ckpt.ckpt} is not a loadable COMET checkpoint: {first}") from None
 
 
 def load_model(ckpt: Checkpoint, digest: str, precision: str, gpus: int, where: str) -> LoadedModel:
@@ -114,13 +114,13 @@ def load_model(ckpt: Checkpoint, digest: str, precision: str, gpus: int, where: 
         return _MODELS[key]
 
 
-def out_of_memory(exc: BaseException, where: str, batch_size: int | None) -> HarnessError | None:
+def out_of_memory(exc: BaseException, where: str, batch_size: int | None) -> MetricSetupError | None:
     """A one-line error for an out-of-memory `exc` (suggesting a smaller batch size), else None."""
     text = str(exc).lower()
     if not (isinstance(exc, MemoryError) or "out of memory" in text or "can't allocate memory" in text
             or type(exc).__name__ == "OutOfMemoryError"):
         return None
     if batch_size is None:
-        return HarnessError(f"{where}: out of memory loading the model; score on a larger device or with gpus: 0")
+        return MetricSetupError(f"{where}: out of memory loading the model; score on a larger device or with gpus: 0")
     smaller = max(1, batch_size // 2)
-    return HarnessError(f"{where}: out of memory at batch_size {batch_size}; try batch_size: {smaller}")
+    return MetricSetupError(f"{where}: out of memory at batch_size {batch_size}; try batch_size: {smaller}")

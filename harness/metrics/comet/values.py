@@ -70,7 +70,7 @@ def comet_values(name: str, sources: Sequence[str], hypotheses: Sequence[str], r
     """`name` (COMET or XCOMET) of one system: aligned sources, hypotheses and references of one reference set."""
     if not (len(sources) == len(hypotheses) == len(references)) or not sources:
         raise ValueError(f"{name}: needs as many sources as hypotheses and references, at least one")
-    scorer = scorer_for(settings, where or f"metrics.{name}.model")
+    scorer = scorer_for(settings, where or settings.where or f"metrics.{name}")
     values = scorer.score(sources, hypotheses, references)
     return CometValues(values, system_score(values, [s.strip() for s in sources]), scorer.signature_base)
 
