@@ -14,6 +14,7 @@ import importlib.util
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.errors import MetricSetupError
@@ -78,17 +79,33 @@ def _load(ckpt: Checkpoint, where: str) -> Any:
         from comet import load_from_checkpoint
     try:
         return load_from_checkpoint(str(ckpt.ckpt), local_files_only=True)
-    except OSError as exc:  # transformers: the encoder's tokenizer or config is not on this machine
-        import yaml
-
-        encoder = (yaml.safe_load(ckpt.hparams.read_text(encoding="utf-8")) or {}).get("pretrained_model")
-        raise MetricSetupError(
-            f"{where}: {ckpt.folder}: its encoder {encoder!r} (hparams.yaml pretrained_model) is not on this "
-            f"machine and nothing is downloaded at run time (HF_HUB_OFFLINE); fetch it once, see the README: "
-            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-    except Exception as exc:  # noqa: BLE001 (anything torch or comet raises on a file that is not a checkpoint)
+    except Exception as exc:  # noqa: BLE001 (anything torch, transformers or comet raise on a bad checkpoint)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        encoder = _missing_encoder(ckpt)
+        if encoder is not None:
+            raise MetricSetupError(
+                f"{where}: {ckpt.folder}: its encoder {encoder!r} (hparams.yaml pretrained_model) is not on this "
+                "machine and nothing is downloaded at run time (HF_HUB_OFFLINE); fetch it once, see the README "
+                f"({type(exc).__name__}: {first})") from None
         raise MetricSetupError(f"{where}: {ckpt.ckpt} is not a loadable COMET checkpoint: {first}") from None
+
+
+def _missing_encoder(ckpt: Checkpoint) -> str | None:
+    """The encoder the checkpoint names (`pretrained_model`) when it is neither a folder nor in the hub cache."""
+    import yaml
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        encoder = (yaml.safe_load(ckpt.hparams.read_text(encoding="utf-8")) or {}).get("pretrained_model")
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(encoder, str) or Path(encoder).is_dir():
+        return None
+    try:
+        cached = try_to_load_from_cache(encoder, "config.json")
+    except Exception:  # noqa: BLE001 (a name that is not a repository id)
+        cached = None
+    return None if isinstance(cached, str) else encoder
 
 
 def load_model(ckpt: Checkpoint, digest: str, precision: str, gpus: int, where: str) -> LoadedModel:
