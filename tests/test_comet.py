@@ -281,3 +281,17 @@ def test_out_of_memory_suggests_a_batch_size_and_a_missing_extra_names_it(monkey
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "comet" else real(name, *a))
     with pytest.raises(HarnessError, match=r"^COMET metrics need the optional extra: pip install 'harness\[comet\]'$"):
         runtime.require_comet()
+
+
+def test_longform_scores_resegmented_sentences_against_the_transcript_sentences() -> None:
+    from harness.longform.model import RefSentence
+    from harness.scoring.neural import longform_source_texts, source_texts_of
+
+    sents = [RefSentence("talk1", 0.0, 1500.0, {"orig": "Hola."}, "Hello."),
+             RefSentence("talk1", 1500.0, 900.0, {"orig": "Adiós."}, "Goodbye.")]
+    resegmented = [{"index": i, "prediction": p, "source": ["talk1.wav"]} for i, p in enumerate(["Hola", "Adiós"])]
+    assert source_texts_of(resegmented, longform_source_texts(sents)) == ["Hello.", "Goodbye."]
+    with pytest.raises(HarnessError, match=r"^COMET needs the source transcript .* none for talk1@1500ms$"):
+        longform_source_texts([sents[0], RefSentence("talk1", 1500.0, 900.0, {"orig": "Adiós."})])
+    with pytest.raises(HarnessError, match=r"^instance 0: COMET needs the source as text; this is a speech run"):
+        source_texts_of(resegmented, None)

@@ -16,8 +16,18 @@ from typing import Any
 from harness import metric_registry
 from harness.config import ModelMetric
 from harness.errors import HarnessError, MetricSetupError
+from harness.longform.model import RefSentence
 
-__all__ = ["source_texts_of", "model_metric_records"]
+__all__ = ["source_texts_of", "longform_source_texts", "model_metric_records"]
+
+
+def longform_source_texts(sentences: Sequence[RefSentence]) -> list[str]:
+    """A long-form dataset's source transcript sentences, in order: COMET's `src` for the resegmented output."""
+    missing = [f"{s.recording}@{s.offset_ms:g}ms" for s in sentences if s.source is None]
+    if missing:
+        raise HarnessError(f"COMET needs the source transcript of every reference sentence; none for {missing[0]}"
+                           + (f" and {len(missing) - 1} more" if len(missing) > 1 else ""))
+    return [s.source or "" for s in sentences]
 
 
 def source_texts_of(records: Sequence[dict[str, Any]], source_texts: Sequence[str] | None) -> list[str]:
