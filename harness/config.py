@@ -16,7 +16,14 @@ import yaml
 
 from harness.errors import ConfigError
 from harness.fields import not_one_of, unknown_field
-from harness.metric_registry import LATENCY_METRICS, LONGFORM_LATENCY_METRICS, QUALITY_METRICS
+from harness.metric_registry import (
+    LATENCY_METRICS,
+    LONGFORM_LATENCY_METRICS,
+    MODEL_METRICS,
+    OPTIONAL_METRICS,
+    QUALITY_METRICS,
+    SCORED_QUALITY,
+)
 from harness.sizes import parse_bytes
 
 MODALITIES = ("text", "speech")
@@ -26,7 +33,7 @@ SEGMENTATIONS = ("shortform", "longform")
 RESEGMENTATIONS = ("softsegmenter", "mwersegmenter")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
-_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm")
+_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics")
 BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
@@ -34,7 +41,9 @@ _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit
                  "segmentation", "resegmentation", "anticipation")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
-_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts")
+_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text")
+_MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus")
+PRECISIONS = ("fp16", "fp32")
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ class Dataset:
     references: dict[str, Path]
     segmentation: Path | None = None
     transcripts: Path | None = None
+    source_text: Path | None = None  # speech: the transcript of the source, line-aligned (COMET's `src`)
 
 
 @dataclass(frozen=True)
@@ -137,6 +147,23 @@ class SwarmSettings:
 
 
 @dataclass(frozen=True)
+class ModelMetric:
+    """How a neural metric (COMET, XCOMET) is computed: its checkpoint and inference settings.
+
+    `model` is a COMET model folder (`checkpoints/model.ckpt` beside `hparams.yaml`, as on Hugging Face) or the
+    `.ckpt` file itself. The defaults are `comet-score`'s (batch 16, half precision); `gpus: 1` runs on the GPU
+    given to scoring, `0` on the CPU.
+    """
+
+    name: str
+    model: Path
+    batch_size: int = 16
+    precision: str = "fp16"
+    gpus: int = 0
+    where: str = ""  # where it was set, for error lines: `FILE: metrics.COMET` or `--comet-model`
+
+
+@dataclass(frozen=True)
 class TaskConfig:
     """A whole task config file."""
 
@@ -147,6 +174,7 @@ class TaskConfig:
     sha256: str = ""
     backend: str = "local"
     swarm: SwarmSettings = field(default_factory=SwarmSettings)
+    metrics: dict[str, ModelMetric] = field(default_factory=dict)
 
     def track(self, name: str | None = None) -> Track:
         """The track called `name`; without a name, the only track (error if there are several)."""
@@ -238,7 +266,9 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, lon
     if not refs_raw:
         raise r.fail(f"{where}.references", "at least one reference set is required")
     refs = {str(k): r.file(v, f"{where}.references.{k}", check_files) for k, v in refs_raw.items()}
-    return Dataset(name=name, source=source, references=refs, **extra)
+    text = r.get(m, "source_text", where, str, None)
+    source_text = r.file(text, f"{where}.source_text", check_files) if text is not None else None
+    return Dataset(name=name, source=source, references=refs, source_text=source_text, **extra)
 
 
 def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
@@ -253,10 +283,11 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     if "resegmentation" in m and not longform:
         raise r.fail(f"{where}.resegmentation", "only long-form tracks (segmentation: longform) are resegmented")
     latency_names = LONGFORM_LATENCY_METRICS if longform else LATENCY_METRICS
-    quality = r.names(m, "quality", where, QUALITY_METRICS, list(QUALITY_METRICS))
+    default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
+    quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
     latency = r.names(m, "latency", where, latency_names, list(latency_names))
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
-    pq = r.choice(primary, "quality", f"{where}.primary", QUALITY_METRICS, quality[0] if quality else "BLEU")
+    pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
     pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
     regimes = []
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
@@ -367,6 +398,12 @@ def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
         seen.add(t.name)
     limits = _limits(r, m.get("limits") or {})
     backend = r.choice(m, "backend", "", BACKENDS, "local")
+    metrics = _model_metrics(r, m.get("metrics") or {}, check_files)
+    for i, t in enumerate(tracks):
+        for j, name in enumerate((*t.quality, t.primary_quality)):
+            if name in MODEL_METRICS and name not in metrics:
+                where = f"tracks[{i}].quality[{j}]" if j < len(t.quality) else f"tracks[{i}].primary.quality"
+                raise r.fail(where, f"{name} needs a checkpoint: add `metrics: {{{name}: {{model: PATH}}}}`")
     return TaskConfig(
         path=p.resolve(),
         task=r.get(m, "task", "", str),
@@ -375,7 +412,31 @@ def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         backend=backend,
         swarm=_swarm(r, m.get("swarm") or {}),
+        metrics=metrics,
     )
+
+
+def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMetric]:
+    """The `metrics:` block: per neural metric, its checkpoint (a folder or a .ckpt file) and settings."""
+    m = r.mapping(raw, "metrics", MODEL_METRICS)
+    out: dict[str, ModelMetric] = {}
+    for name, block in m.items():
+        where = f"metrics.{name}"
+        b = r.mapping(block, where, _MODEL_METRIC_FIELDS)
+        model = Path(r.get(b, "model", where, str))
+        if not model.is_absolute():
+            model = (r.path.parent / model).resolve()
+        if check_files and not model.exists():
+            raise r.fail(f"{where}.model", f"no such checkpoint folder or file: {model}")
+        batch_size = r.get(b, "batch_size", where, int, 16)
+        if batch_size <= 0:
+            raise r.fail(f"{where}.batch_size", "must be positive")
+        gpus = r.get(b, "gpus", where, int, 0)
+        if gpus not in (0, 1):
+            raise r.fail(f"{where}.gpus", f"expected 0 (CPU) or 1 (the GPU given to scoring), got {gpus}")
+        out[name] = ModelMetric(name, model, batch_size, r.choice(b, "precision", where, PRECISIONS, "fp16"), gpus,
+                                f"{r.path}: {where}")
+    return out
 
 
 def _swarm(r: _Reader, raw: Any) -> SwarmSettings:

@@ -17,3 +17,8 @@ class LogFormatError(HarnessError):
 
 class SubmissionError(HarnessError):
     """A submission folder is invalid: message names the file and the field."""
+
+
+class MetricSetupError(HarnessError):
+    """A metric cannot be computed on this machine (optional extra, checkpoint, GPU or memory missing): the
+    organizer's to fix, never a submission's fault, so a batch stops with this line instead of failing runs."""

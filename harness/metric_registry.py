@@ -21,6 +21,8 @@ __all__ = [
     "MetricSpec",
     "REGISTRY",
     "QUALITY_METRICS",
+    "MODEL_METRICS",
+    "SCORED_QUALITY",
     "LATENCY_METRICS",
     "DIAGNOSTIC_METRICS",
     "OPTIONAL_METRICS",
@@ -45,13 +47,14 @@ class MetricSpec:
     name: str
     kind: str  # quality | latency | stability | norm | diagnostic
     direction: str  # higher | lower (is better)
-    unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`
+    unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`, `model`
     definition: str  # one line, for readers
     modality: str  # text | speech | both: the sources it applies to
     computation_aware: bool  # has a `NAME_CA` variant computed from elapsed times
     function: str  # `module:attribute` of the function computing it
     segmentation: str = "both"  # shortform | longform | both: the tracks it is computed on
     optional: bool = False  # computed only when a track (or --metrics) asks for it: its cost is not small
+    model: bool = False  # computed by a neural checkpoint the organizer names (COMET, XCOMET), not by sacrebleu
 
     @property
     def higher_is_better(self) -> bool:
@@ -128,6 +131,14 @@ REGISTRY: dict[str, MetricSpec] = {
                    "Average Anticipation (SiMuST-C): over word-alignment links between the source and the output, "
                    "the mean of max(i − j, 0) for source word i and target word j (0: monotonic).", "text", False,
                    "harness.metrics.anticipation:average_anticipation", optional=True),
+        MetricSpec("COMET", "quality", HIGHER, "model",
+                   "COMET (unbabel-comet): a neural estimate of each hypothesis's quality given its source and "
+                   "reference, averaged over sentences, on the model's own scale (the checkpoint the task names).",
+                   "both", False, "harness.metrics.comet.values:comet_values", model=True),
+        MetricSpec("XCOMET", "quality", HIGHER, "model",
+                   "XCOMET (unbabel-comet): an explainable COMET model's score of each hypothesis given its source "
+                   "and reference (0–1), averaged over sentences (the checkpoint the task names, e.g. XCOMET-XL).",
+                   "both", False, "harness.metrics.comet.values:comet_values", model=True),
         MetricSpec("NE", "stability", LOWER, "token",
                    "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
                    "both", False, "harness.metrics.stability:corpus_normalized_erasure"),
@@ -158,9 +169,14 @@ def names(kind: str, segmentation: str = "shortform") -> tuple[str, ...]:
     return tuple(s.name for s in REGISTRY.values() if s.kind == kind and s.segmentation in (segmentation, "both"))
 
 
-QUALITY_METRICS = names("quality")
 #: metrics computed only when asked for (a track's `quality:` list or `harness score --metrics`)
 OPTIONAL_METRICS = tuple(s.name for s in REGISTRY.values() if s.optional)
+#: the string metrics (sacrebleu, and METEOR by nltk), computed from text alone
+QUALITY_METRICS = tuple(s.name for s in REGISTRY.values() if s.kind == "quality" and not s.model)
+#: the neural metrics, computed by a checkpoint the task config or the command line names
+MODEL_METRICS = tuple(s.name for s in REGISTRY.values() if s.model)
+#: every quality metric a track may list
+SCORED_QUALITY = names("quality")
 LATENCY_METRICS = names("latency")
 LONGFORM_LATENCY_METRICS = names("latency", "longform")
 DIAGNOSTIC_METRICS = names("diagnostic")

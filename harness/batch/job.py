@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from harness import layout
 from harness.batch import manifest, resume
 from harness.batch.progress import Progress
-from harness.batch.results import configured_baseline, read_json, score_run
+from harness.batch.results import configured_baseline, model_metric_options, read_json, score_run
 from harness.config import Dataset, TaskConfig, Track
-from harness.errors import HarnessError, SubmissionError
+from harness.errors import HarnessError, MetricSetupError, SubmissionError
 from harness.intake.discover import SubmissionRef
 from harness.run import failures
 from harness.run.execute import Backend, execute_run
@@ -76,11 +76,15 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
     }
 
 
-def scored(run: layout.RunDir, track: Track, outcome: failures.Outcome
+def scored(run: layout.RunDir, track: Track, outcome: failures.Outcome, **options: Any
            ) -> tuple[failures.Outcome, dict[str, Any] | None]:
-    """Score what the run logged; a clean run whose log cannot be scored is a protocol violation."""
+    """Score what the run logged; a clean run whose log cannot be scored is a protocol violation. A metric that
+    cannot be computed here (MetricSetupError: no comet extra, checkpoint or GPU) is the organizer's to fix and
+    stops the batch."""
     try:
-        return outcome, score_run(run.path, track, outcome.partial or outcome.status != failures.OK)
+        return outcome, score_run(run.path, track, outcome.partial or outcome.status != failures.OK, **options)
+    except MetricSetupError:
+        raise
     except HarnessError as exc:
         if outcome.status == failures.OK:
             outcome = failures.Outcome(failures.PROTOCOL_VIOLATION, f"log cannot be scored: {exc}", True)
@@ -189,7 +193,7 @@ class SubmissionJob:
         resume.mark_started(run, key)
         result, attempts = self._execute(sub, track, ds, info, run, expected)
         t_score = time.monotonic()
-        outcome, scores = scored(run, track, result.outcome)
+        outcome, scores = scored(run, track, result.outcome, **model_metric_options(self.opts.config, track, ds))
         result.timings["score_s"] = time.monotonic() - t_score
         result.timings["total_s"] = result.timings.get("total_s", 0.0) + result.timings["score_s"]
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):

@@ -159,7 +159,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
                    progress: Progress | None = None) -> Report:
     """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes);
     `progress` shows its instance counter (default: nothing)."""
-    from harness.batch.results import score_run
+    from harness.batch.results import model_metric_options, score_run
     from harness.intake.submission import load_submission
     from harness.run.execute import execute_run
     from harness.run.local_backend import LocalBackend
@@ -187,7 +187,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
                      total=result.instances_expected)
     finally:
         shown.close()
-    scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK) or {}
+    scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK,
+                       **model_metric_options(config, track, track.dataset(dataset))) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
                   (result.instances_done, result.instances_expected), scores, run_dir, track=track.name,
                   client_log_tail=result.client_log_tail)

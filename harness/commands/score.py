@@ -1,5 +1,9 @@
-"""`harness score RUN_DIR_OR_LOG [--format json]`: score an instances.log; write scores.json and
-instance_scores.jsonl beside it."""
+"""`harness score RUN_DIR_OR_LOG... [--format json]`: score instances.logs; write scores.json and
+instance_scores.jsonl beside each.
+
+Neural metrics (`--metrics COMET --comet-model PATH`, `--xcomet-model PATH`, or the `metrics:` block of a task
+config given with `--config`) load their checkpoint once for all the runs named, and runs on the same dataset
+share its source and reference embeddings."""
 
 from __future__ import annotations
 
@@ -8,12 +12,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.metric_registry import MODEL_METRICS
+
 HELP = "score an instances.log (the harness's or SimulEval's) and write scores.json beside it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `harness score`."""
-    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", help="a run directory or an instances.log")
+    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="+",
+                        help="a run directory or an instances.log (several: each is scored, models load once)")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (table)")
     parser.add_argument(
         "--latency-unit",
@@ -41,6 +48,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lf.add_argument("--resegmentation", choices=("softsegmenter", "mwersegmenter"), default=None,
                     help="resegmentation for quality (default: the log's, else softsegmenter)")
 
+    neural = parser.add_argument_group("neural metrics (the optional extra harness[comet])")
+    neural.add_argument("--config", default=None, help="task config whose `metrics:` block sets COMET/XCOMET")
+    neural.add_argument("--comet-model", default=None, metavar="PATH", help="COMET checkpoint folder or .ckpt")
+    neural.add_argument("--xcomet-model", default=None, metavar="PATH", help="XCOMET checkpoint folder or .ckpt")
+    neural.add_argument("--comet-batch-size", type=int, default=None, help="batch size (16, as comet-score)")
+    neural.add_argument("--comet-precision", choices=("fp16", "fp32"), default=None,
+                        help="fp16 (comet-score's) or fp32")
+    neural.add_argument("--comet-gpus", type=int, choices=(0, 1), default=None, help="0: CPU (default), 1: GPU")
+    neural.add_argument("--source-text", default=None, metavar="FILE",
+                        help="source transcript, one line per instance (speech runs)")
+
 
 def _fmt(x: Any) -> str:
     return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
@@ -65,10 +83,10 @@ def render_table(scores: dict[str, Any]) -> str:
     lines.append(
         f"instances: {c.get('instances')}  empty: {c.get('empty_instances')}  failed: {c.get('failed_instances')}"
     )
-    for name, rec in scores.items():
-        if isinstance(rec, dict) and rec.get("signature"):
-            lines.append(f"{name}: {rec['signature']}")
-            break
+    signed = [name for name, rec in scores.items() if isinstance(rec, dict) and rec.get("signature")]
+    neural = [name for name in signed if name in MODEL_METRICS]  # their own model signatures
+    for name in [n for n in signed if n not in MODEL_METRICS][:1] + neural:
+        lines.append(f"{name}: {scores[name]['signature']}")
     return "\n".join(lines)
 
 
@@ -87,14 +105,14 @@ def _references(values: list[str] | None) -> dict[str, Path]:
     return out
 
 
-def _score_foreign_longform(args: argparse.Namespace, options: dict[str, Any]
+def _score_foreign_longform(given: str, args: argparse.Namespace, options: dict[str, Any]
                             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A long-form log of another tool, with the segmentation given on the command line."""
     from harness import layout
     from harness.longform import interop
     from harness.scoring.corpus import score_records_with_instances
 
-    path = Path(args.path)
+    path = Path(given)
     log = path if path.is_file() else layout.log_path(path)
     if interop.is_simulstream_log(log):
         records = interop.read_simulstream_log(log, Path(args.simulstream_config) if args.simulstream_config else None)
@@ -107,24 +125,66 @@ def _score_foreign_longform(args: argparse.Namespace, options: dict[str, Any]
                                         **options)
 
 
+def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
+    """{COMET/XCOMET: ModelMetric} from `--config`'s `metrics:` block, then the command-line flags over it."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from harness.config import ModelMetric, load_config
+
+    found: dict[str, ModelMetric] = dict(load_config(args.config, check_files=False).metrics) if args.config else {}
+    for name, path in (("COMET", args.comet_model), ("XCOMET", args.xcomet_model)):
+        if path is not None:
+            found[name] = ModelMetric(name, Path(path), where=f"--{name.lower()}-model")
+    for name, m in found.items():
+        found[name] = replace(
+            m,
+            batch_size=args.comet_batch_size or m.batch_size,
+            precision=args.comet_precision or m.precision,
+            gpus=m.gpus if args.comet_gpus is None else args.comet_gpus,
+        )
+    return found
+
+
+def _source_text(path: str | None) -> list[str] | None:
+    from harness.errors import HarnessError
+
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    except OSError as exc:
+        raise HarnessError(f"--source-text: cannot read {path}: {exc.strerror}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Score, write scores.json and instance_scores.jsonl unless --no-write, print a table or the JSON object."""
+    """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
+    settings, sources = model_metrics(args), _source_text(args.source_text)
     options = dict(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
-                   computation_aware=not args.no_computation_aware, metrics=args.metrics, target_lang=args.target_lang)
-    if args.segmentation:
-        scores, rows = _score_foreign_longform(args, options)
-    else:
-        scores, rows = score_log(args.path, latency_unit=args.latency_unit, resegmentation=args.resegmentation,
-                                 **options)
-    target = None
-    if not args.no_write:
-        target = write_scores(args.path, scores)
-        write_instance_scores(target.parent, rows)
+                   computation_aware=not args.no_computation_aware, metrics=args.metrics,
+                   target_lang=args.target_lang, model_metrics=settings, source_texts=sources)
+    results = []
+    for path in args.path:
+        if args.segmentation:
+            scores, rows = _score_foreign_longform(path, args, options)
+        else:
+            scores, rows = score_log(path, latency_unit=args.latency_unit, resegmentation=args.resegmentation,
+                                     **options)
+        target = None
+        if not args.no_write:
+            target = write_scores(path, scores)
+            write_instance_scores(target.parent, rows)
+        results.append((path, scores, target))
     if args.format == "json":
-        print(json.dumps(scores, indent=1, ensure_ascii=False))
-    else:
+        obj = results[0][1] if len(results) == 1 else {path: scores for path, scores, _ in results}
+        print(json.dumps(obj, indent=1, ensure_ascii=False))
+        return 0
+    for path, scores, target in results:
+        if len(results) > 1:
+            print(f"== {path}")
         print(render_table(scores))
         if target is not None:
             print(f"wrote {target}")

@@ -22,7 +22,7 @@ from harness.errors import HarnessError
 from harness.longform.latency import SOFT_METRICS, STREAM_METRICS, sentence_values
 from harness.longform.model import RefSentence
 from harness.longform.resegment import METHODS, SentenceOutput, resegment
-from harness.metric_registry import LONGFORM_LATENCY_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
+from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
 from harness.units import join_units, split_units
 
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
@@ -136,6 +136,7 @@ def score_longform(
     resegmentation: str | None = None,
     also: Sequence[str] = (),
     target_lang: str = "en",
+    model_metrics: dict[str, Any] | None = None,
     **_: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, per-recording rows with their sentences) of a long-form run's records."""
@@ -150,8 +151,10 @@ def score_longform(
     if method not in METHODS:
         raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
     unit = "char" if latency_unit == "char" else "word"
-    known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS)
-    wanted = set(metrics) if metrics is not None else (known - set(OPTIONAL_METRICS)) | set(also)
+    model_metrics = model_metrics or {}
+    known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS) | set(MODEL_METRICS)
+    wanted = (set(metrics) if metrics is not None
+              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(also) | set(model_metrics))
     if wanted - known:
         raise HarnessError(f"unknown metric(s) for a long-form run: {', '.join(sorted(wanted - known))}")
     sets = list(reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
@@ -160,10 +163,15 @@ def score_longform(
     sentence_recs, per_sentence, by_method, method = _resegmented(records, method, wanted, first, unit)
     out: dict[str, Any] = {}
     quality = [m for m in QUALITY_METRICS if m in wanted]
-    if quality:
+    neural = [m for m in MODEL_METRICS if m in wanted]
+    if quality or neural:
+        from harness.scoring.neural import longform_source_texts
+
+        sources = longform_source_texts([o.sentence for outs in by_method[method] for o in outs]) if neural else None
         q, _ = score_records_with_instances(sentence_recs, latency_unit="ms", tokenizer=tokenizer,
                                             reference_sets=sets, bootstrap=bootstrap, seed=seed, speech=True,
-                                            metrics=quality, target_lang=target_lang)
+                                            metrics=quality + neural, target_lang=target_lang,
+                                            model_metrics=model_metrics, source_texts=sources)
         for key, rec in q.items():
             if key not in ("counts", "info"):
                 if rec.get("signature"):

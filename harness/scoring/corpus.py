@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__, metric_registry
+from harness.config import ModelMetric
 from harness.errors import HarnessError
-from harness.metric_registry import DIAGNOSTIC_METRICS, LATENCY_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
+from harness.metric_registry import (
+    DIAGNOSTIC_METRICS,
+    LATENCY_METRICS,
+    MODEL_METRICS,
+    OPTIONAL_METRICS,
+    QUALITY_METRICS,
+)
 from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
@@ -192,26 +199,33 @@ def score_records_with_instances(
     resegmentation: str | None = None,
     also: Sequence[str] = (),
     target_lang: str = "en",
+    model_metrics: dict[str, ModelMetric] | None = None,
+    source_texts: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
-    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: all of them. The rows
-    are one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency metric scored.
-    Long-form records (whole recordings) are scored by `harness.longform.scoring`; `resegmentation` overrides the
-    method their log names. Optional metrics (METEOR) are computed when `metrics` or `also` (a track's own list)
-    names them; `target_lang` picks METEOR's modules.
+    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: every string, latency and
+    diagnostic metric but the optional ones, plus the neural ones (COMET, XCOMET) that `model_metrics` configures
+    (their checkpoints and settings; `source_texts`: the source transcript by index, for speech runs). Optional
+    metrics (METEOR, AA) are computed when `metrics` or `also` (a track's own list) names them; `target_lang` picks
+    METEOR's modules. The rows are one per record in index order: `{"index": i, NAME: value or None, ...}` for every
+    latency and neural metric scored. Long-form records (whole recordings) are scored by
+    `harness.longform.scoring`; `resegmentation` overrides the method their log names.
     """
     if not records:
         raise HarnessError("no instances to score")
     from harness.longform.scoring import is_longform_log, score_longform
 
+    model_metrics = model_metrics or {}
     if is_longform_log(records):
         return score_longform(records, latency_unit=latency_unit, tokenizer=tokenizer,
                               computation_aware=computation_aware, reference_sets=reference_sets,
                               bootstrap=bootstrap, seed=seed, source=source, metrics=metrics,
-                              resegmentation=resegmentation, also=also, target_lang=target_lang)
-    known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS)
-    wanted = set(metrics) if metrics is not None else (known - set(OPTIONAL_METRICS)) | set(also)
+                              resegmentation=resegmentation, also=also, target_lang=target_lang,
+                              model_metrics=model_metrics)
+    known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
+    wanted = (set(metrics) if metrics is not None
+              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(also) | set(model_metrics))
     unknown = wanted - known
     if unknown:
         raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
@@ -281,6 +295,13 @@ def score_records_with_instances(
             rec.update(metric_registry.describe_key(metric + suffix))
             out[metric + suffix] = rec
 
+    from harness.scoring.neural import model_metric_records
+
+    neural, neural_values = model_metric_records(
+        [m for m in MODEL_METRICS if m in wanted], records, refs_by_set, model_metrics,
+        source_texts=source_texts, counts=counts, seed=seed)
+    out.update(neural)
+
     means = mean_records(columns, counts, resampled.get("latency"))
     for name, (score, ci) in zip(names, means, strict=True):
         base = name.removesuffix("_CA")
@@ -331,7 +352,7 @@ def score_records_with_instances(
         "seed": seed,
         "computation_aware": has_ca,
     }
-    rows = instance_rows(records, per_instance, names)
+    rows = instance_rows(records, {**per_instance, **neural_values}, names + list(neural_values))
     return out, rows
 
 

@@ -1,7 +1,8 @@
 """The results stage of scoring: what `harness evaluate` computes once after every run of a batch.
 
 `score_results(config, results_dir, runs)` writes, for the leaderboard to read as files:
-- `RUN/instance_scores.jsonl` of every run that logged instances (per-instance latency metrics);
+- `RUN/instance_scores.jsonl` of every run that logged instances (per-instance latency metrics, and the COMET
+  scores its own scoring wrote, kept as they are);
 - `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
   scored run against the board's best on the track's primary quality and latency metrics, over the instances
   both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
@@ -19,7 +20,7 @@ import numpy as np
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
-from harness.metric_registry import LATENCY_METRICS, QUALITY_METRICS, REGISTRY
+from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
 from harness.metrics.significance import paired_quality, paired_values
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows, reference_sets_of
 from harness.scoring.files import write_instance_scores, write_json
@@ -31,7 +32,8 @@ SCORED_STATUSES = ("ok", "partial")
 
 @dataclass
 class _RunData:
-    """One run's records by index and its per-instance latency values by metric and index (None: no value)."""
+    """One run's records by index and its per-instance latency and neural (COMET) values by metric and index
+    (None: no value)."""
 
     records: dict[int, dict[str, Any]]
     latency: dict[str, dict[int, float | None]]
@@ -109,10 +111,34 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
         per["AA"] = np.array([np.nan if not r["prediction"].strip() or (v := average_anticipation(x)) is None
                               else v for r, x in zip(records, links, strict=True)])
         names.append("AA")
-    write_instance_scores(run_dir.path, instance_rows(records, per, names))
+    neural = _neural_values(run_dir, [r["index"] for r in records])
+    per.update(neural)
+    write_instance_scores(run_dir.path, instance_rows(records, per, names + list(neural)))
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
     return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _neural_values(run_dir: layout.RunDir, indices: list[int]) -> dict[str, Any]:
+    """{COMET key: per-instance numpy array (NaN: none)} that the run's scoring wrote to instance_scores.jsonl.
+
+    Neural scores are computed once, when the run is scored; this stage keeps them (and tests them for
+    significance) without loading a model."""
+    import json
+
+    import numpy as np
+
+    try:
+        lines = run_dir.instance_scores.read_text(encoding="utf-8").splitlines()
+        rows = {row["index"]: row for row in map(json.loads, lines) if isinstance(row, dict) and "index" in row}
+    except (OSError, ValueError):
+        return {}
+    keys = sorted({k for row in rows.values() for k in row if k.partition("@")[0] in MODEL_METRICS})
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [rows.get(i, {}).get(key) for i in indices]
+        out[key] = np.array([float(v) if isinstance(v, (int, float)) else np.nan for v in values])
+    return out
 
 
 def _paired(best: _RunData, other: _RunData, metric: str, track: Track, bootstrap: int, seed: int
