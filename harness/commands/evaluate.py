@@ -38,13 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM (and SIGHUP) behave like Ctrl-C: every run is torn down before the harness exits."""
+    """SIGINT, SIGTERM and SIGHUP all behave like Ctrl-C: every run is torn down before the harness exits.
+
+    SIGINT is set explicitly: a process started in the background by a non-interactive shell (`cmd &` in a script,
+    a CI step) inherits SIGINT as ignored, and Python then installs no handler of its own, so `kill -INT` did
+    nothing and the runs went on (seen when the test suite itself ran in the background)."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupt)
 
 
