@@ -22,7 +22,7 @@ from typing import Any
 
 from harness import layout
 from harness.drivers.http import ParticipantError, ParticipantGone, ParticipantHttp, ParticipantTimeout
-from harness.protocol import StepRequest, StepResponse
+from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
 
@@ -85,7 +85,7 @@ class AgentServerDriver:
     def __init__(self, evaluation: Evaluation, host: str, port: int) -> None:
         self.evaluation = evaluation
         self.host, self.port = host, port
-        self.http = ParticipantHttp(host, port)
+        self.http = ParticipantHttp(host, port, idle_s=evaluation.limits.idle_timeout_s)
 
     def probe(self, deadline: float) -> None:
         """Raise `ParticipantError` unless the participant answers like this interface's server."""
@@ -116,6 +116,10 @@ class AgentServerDriver:
                 return report
             except ParticipantError as exc:
                 self.evaluation.fail(index, VIOLATION, str(exc))
+            except ProtocolError:
+                if index not in self.evaluation.finished:
+                    raise
+                # the server ended the instance while the participant computed (idle timeout): it is logged
             report.instances += 1
         report.state = "done"
         return report

@@ -34,8 +34,9 @@ class ParticipantGone(ParticipantError):
 class ParticipantHttp:
     """HTTP/1.1 requests to `host:port`, each bounded by a deadline (monotonic seconds) and `max_bytes`."""
 
-    def __init__(self, host: str, port: int, max_bytes: int = MAX_ANSWER_BYTES) -> None:
+    def __init__(self, host: str, port: int, max_bytes: int = MAX_ANSWER_BYTES, idle_s: float | None = None) -> None:
         self.host, self.port, self.max_bytes = host, port, max_bytes
+        self.idle_s = idle_s  # no single answer may take longer (limits.idle_timeout_s), whatever the deadline
         self.conn: http.client.HTTPConnection | None = None
 
     def close(self) -> None:
@@ -48,10 +49,13 @@ class ParticipantHttp:
         """The decoded JSON answer (or None for an empty body / `expect_json=False`) of one request."""
         endpoint = f"{method} {path}"
         data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        late = f"{endpoint}: no answer before the instance's time limit"
+        if self.idle_s is not None and (deadline is None or time.monotonic() + self.idle_s < deadline):
+            deadline, late = time.monotonic() + self.idle_s, f"{endpoint}: no answer within {self.idle_s:g} s"
         for attempt in (0, 1):  # a kept-alive connection the participant closed meanwhile is re-opened once
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                raise ParticipantTimeout(f"{endpoint}: no answer before the instance's time limit")
+                raise ParticipantTimeout(late)
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
             else:
@@ -74,7 +78,7 @@ class ParticipantHttp:
                 break
             except TimeoutError:
                 self.close()
-                raise ParticipantTimeout(f"{endpoint}: no answer before the instance's time limit") from None
+                raise ParticipantTimeout(late) from None
             except ConnectionRefusedError:
                 self.close()
                 raise ParticipantGone(f"{endpoint}: connection refused (the participant's server is gone)") from None
