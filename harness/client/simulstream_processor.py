@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 from types import SimpleNamespace
+
 import numpy as np
 from simulstream.server.speech_processors import SAMPLE_RATE, SpeechProcessor
 from simulstream.server.speech_processors.incremental_output import IncrementalOutput
