@@ -8,11 +8,13 @@ are the ones SimulStream's own client (`HttpProxySpeechProcessor` under its `Mes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,17 +60,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def simulstream_server(tmp_path: Path):  # noqa: ANN201
-    """SimulStream's HTTP speech-processor server on loopback serving the chunk agent; yields its port."""
+@contextlib.contextmanager
+def simulstream_server(root: Path, agent: Path, agent_args: list[str], chunk_s: float) -> Iterator[int]:
+    """SimulStream's HTTP speech-processor server on loopback serving `agent`; yields its port."""
     port = free_port()
-    server_cfg = tmp_path / "server.yaml"
+    server_cfg = root / "server.yaml"
     server_cfg.write_text(yaml.safe_dump({"hostname": "127.0.0.1", "port": port, "pool_size": 2, "ttl": 600}))
-    proc_cfg = tmp_path / "processor.yaml"
+    proc_cfg = root / "processor.yaml"
     proc_cfg.write_text(yaml.safe_dump({"type": "harness.client.simulstream_processor.AgentSpeechProcessor",
-                                        "speech_chunk_size": CHUNK_MS / 1000, "agent": str(AGENT),
-                                        "agent_args": ["--chunk-ms", str(CHUNK_MS)]}))
-    log = open(tmp_path / "simulstream.log", "wb")  # noqa: SIM115
+                                        "speech_chunk_size": chunk_s, "agent": str(agent),
+                                        "agent_args": agent_args}))
+    log = open(root / "simulstream.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, "--server-config", str(server_cfg),
                              "--speech-processor-config", str(proc_cfg)], stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -119,26 +121,48 @@ def peer_predictions(port: int, wav_list: Path) -> list[str]:
     return out
 
 
-def test_simulstream_server_equals_native_interface_and_its_own_client(tmp_path: Path, simulstream_server: int
-                                                                       ) -> None:
-    cfg = speech_task(tmp_path)
-    driven, native = tmp_path / "driven", tmp_path / "native"
-    driven_run(cfg, driven, simulstream_server)
-    joint_run(cfg, "speech-en-es", AGENT, native, "--chunk-ms", str(CHUNK_MS))
+def assert_same_runs(driven: Path, native: Path, n: int) -> None:
+    """Same predictions, delays, revisions and non-CA scores in two run folders."""
     subprocess.run(harness("score", str(driven)), check=True, capture_output=True, timeout=300)
-
     got = {r["index"]: r for r in read_records(RunDir(driven).instances_log)}
     ref = {r["index"]: r for r in read_records(RunDir(native).instances_log)}
-    assert sorted(got) == sorted(ref) == [0, 1, 2]
+    assert sorted(got) == sorted(ref) == list(range(n))
     for i in ref:
         assert got[i]["status"] == "ok", got[i]
         assert (got[i]["prediction"], got[i]["delays"]) == (ref[i]["prediction"], ref[i]["delays"])
-        assert [r["text"] for r in got[i]["revisions"]] == [r["text"] for r in ref[i]["revisions"]]
-        assert [r["delay"] for r in got[i]["revisions"]] == [r["delay"] for r in ref[i]["revisions"]]
+        assert [r["text"] for r in got[i].get("revisions", [])] == [r["text"] for r in ref[i].get("revisions", [])]
+        assert [r["delay"] for r in got[i].get("revisions", [])] == [r["delay"] for r in ref[i].get("revisions", [])]
     assert comparable_scores(driven) == comparable_scores(native)
-    assert "NE" in comparable_scores(driven)  # the revisions were scored as re-translation
 
-    assert peer_predictions(simulstream_server, tmp_path / "wav.lst") == [got[i]["prediction"] for i in (0, 1, 2)]
+
+def test_simulstream_server_equals_native_interface_and_its_own_client(tmp_path: Path) -> None:
+    cfg = speech_task(tmp_path)
+    driven, native = tmp_path / "driven", tmp_path / "native"
+    args = ["--chunk-ms", str(CHUNK_MS)]
+    with simulstream_server(tmp_path, AGENT, args, CHUNK_MS / 1000) as port:
+        driven_run(cfg, driven, port)
+        peer = peer_predictions(port, tmp_path / "wav.lst")
+    joint_run(cfg, "speech-en-es", AGENT, native, *args)
+    assert_same_runs(driven, native, 3)
+    assert "NE" in comparable_scores(driven)  # the revisions were scored as re-translation
+    assert peer == [r["prediction"] for r in read_records(RunDir(driven).instances_log)]
+
+
+@pytest.mark.slow
+@pytest.mark.apertium
+def test_the_simulstream_template_serves_the_whisper_cascade_as_the_native_interface_does(tmp_path: Path) -> None:
+    """agent_templates/simulstream_http: its processor config serves its agent.py (the whisper_cascade template's
+    agent) on two dev utterances with the same outputs and non-CA scores as whisper_cascade natively."""
+    template = ROOT / "agent_templates" / "simulstream_http"
+    whisper = ROOT / "agent_templates" / "whisper_cascade" / "agent.py"
+    assert (template / "agent.py").read_bytes() == whisper.read_bytes()  # a copy, kept equal
+    proc = yaml.safe_load((template / "processor.yaml").read_text(encoding="utf-8"))
+    cfg = speech_task(tmp_path, n=2)
+    driven, native = tmp_path / "driven", tmp_path / "native"
+    with simulstream_server(tmp_path, template / "agent.py", proc["agent_args"], proc["speech_chunk_size"]) as port:
+        driven_run(cfg, driven, port)
+    joint_run(cfg, "speech-en-es", whisper, native, *proc["agent_args"])
+    assert_same_runs(driven, native, 2)
 
 
 def test_the_processor_answers_revisions_as_deleted_tokens() -> None:
