@@ -106,5 +106,7 @@ def test_simulstream_server_image_equals_the_native_client(tmp_path: Path) -> No
     client_log = ResultsDir(out).run("simulstream", "dev").client_log.read_text()
     assert "Serving on http://0.0.0.0:8080" in client_log  # SimulStream's own server ran, unchanged
     manifest = json.loads(ResultsDir(out).submission("simulstream").manifest.read_text())
+    assert manifest["submission_yaml"]["interface"] == "simulstream-http"
+    assert manifest["submission_yaml"]["speech_processor_config"] == "/app/processor.yaml"
     isolation = manifest["runs"]["dev"]["isolation"]
     assert isolation["cap_drop"] == ["ALL"] and isolation["read_only_rootfs"] and isolation["network_internal"]
