@@ -131,3 +131,23 @@ def test_an_answer_slower_than_the_idle_timeout_ends_that_instance_only(tmp_path
     # whichever saw it first: the server's idle check ("no request for 1 s") or the driver's bound on one answer
     assert recs[0]["status"] == "timeout" and " 1 s" in recs[0]["error"], recs[0]["error"]
     assert [recs[i]["status"] for i in (1, 2)] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize(("protocol", "endpoint"),
+                         [("simuleval", "GET /output"), ("simulstream", "POST /process_chunk")])
+def test_a_request_answered_by_a_close_is_not_sent_again(tmp_path: Path, protocol: str, endpoint: str) -> None:
+    """The participant closes the connection once without answering: that instance is a protocol violation, and the
+    request is not repeated (a repeat would run the agent's step, or feed it the chunk, a second time)."""
+    if protocol == "simuleval":
+        cfg = text_cfg(tmp_path)
+    else:
+        cfg = speech_task(tmp_path, [1.2, 0.7])
+    with FakeAgentServer(protocol, {endpoint: Act("nothing", times=1)}, chunk_s=0.5) as fake:
+        report, recs = run_driver(cfg, tmp_path / "out", SIMULEVAL if protocol == "simuleval" else SIMULSTREAM,
+                                  fake.port)
+    assert report.state == "done"
+    assert recs[0]["status"] == "protocol_violation"
+    assert recs[0]["error"] == f"{endpoint}: the connection was closed before a complete answer"
+    assert recs[1]["status"] == "ok"
+    first = [i for i, (m, p, _) in enumerate(fake.calls.seen) if f"{m} {p}" == endpoint][0]
+    assert fake.calls.seen[first + 1][:2] != tuple(endpoint.split(" ")), "the request was sent again"

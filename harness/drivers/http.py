@@ -1,7 +1,9 @@
 """The driver's HTTP client for a participant's server: every request has a deadline and every answer a size cap.
 
-Answers are read with `http.client` on one keep-alive connection (re-opened when the participant closes it, e.g.
-SimulStream's close-delimited HTTP/1.0 bodies). A request that does not finish before its deadline raises
+Answers are read with `http.client` on one keep-alive connection (re-opened, before a request is sent, when the
+participant has closed it, e.g. after SimulStream's close-delimited HTTP/1.0 bodies). A request is never sent twice:
+`GET /output` runs the agent's policy and `POST /process_chunk` feeds it audio, so a repeat would change what it
+does. A request that does not finish before its deadline raises
 `ParticipantTimeout`; a refused or reset connection, a 5xx, a body over the cap or an answer that is not the JSON
 the interface defines raises `ParticipantError` naming the endpoint (`PUT /input answered 500`).
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import time
 from typing import Any
@@ -52,44 +55,42 @@ class ParticipantHttp:
         late = f"{endpoint}: no answer before the instance's time limit"
         if self.idle_s is not None and (deadline is None or time.monotonic() + self.idle_s < deadline):
             deadline, late = time.monotonic() + self.idle_s, f"{endpoint}: no answer within {self.idle_s:g} s"
-        for attempt in (0, 1):  # a kept-alive connection the participant closed meanwhile is re-opened once
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise ParticipantTimeout(late)
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
-            else:
-                self.conn.timeout = left
-                if self.conn.sock is not None:
-                    self.conn.sock.settimeout(left)
-            try:
-                headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
-                self.conn.request(method, path, body=data, headers=headers)
-                resp = self.conn.getresponse()
-                raw = resp.read(self.max_bytes + 1)
-                status = resp.status
-                declared = resp.getheader("Content-Length")
-                if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
-                    self.close()
-                    raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer "
-                                           f"({len(raw)} of {declared} bytes)")
-                if resp.will_close or len(raw) > self.max_bytes:
-                    self.close()
-                break
-            except TimeoutError:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise ParticipantTimeout(late)
+        if self.conn is not None and _closed_by_peer(self.conn):
+            self.close()  # the participant closed the kept-alive connection meanwhile: a new one, before sending
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
+        else:
+            self.conn.timeout = left
+            if self.conn.sock is not None:
+                self.conn.sock.settimeout(left)
+        try:  # never sent twice: a request the participant may have acted on is not repeated
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+            self.conn.request(method, path, body=data, headers=headers)
+            resp = self.conn.getresponse()
+            raw = resp.read(self.max_bytes + 1)
+            status = resp.status
+            declared = resp.getheader("Content-Length")
+            if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
                 self.close()
-                raise ParticipantTimeout(late) from None
-            except ConnectionRefusedError:
+                raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer "
+                                       f"({len(raw)} of {declared} bytes)")
+            if resp.will_close or len(raw) > self.max_bytes:
                 self.close()
-                raise ParticipantGone(f"{endpoint}: connection refused (the participant's server is gone)") from None
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
-                self.close()
-                if attempt == 0 and isinstance(exc, http.client.RemoteDisconnected):
-                    continue
-                raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer") from None
-            except (http.client.HTTPException, OSError) as exc:
-                self.close()
-                raise ParticipantError(f"{endpoint}: {type(exc).__name__}: {exc}".splitlines()[0][:300]) from None
+        except TimeoutError:
+            self.close()
+            raise ParticipantTimeout(late) from None
+        except ConnectionRefusedError:
+            self.close()
+            raise ParticipantGone(f"{endpoint}: connection refused (the participant's server is gone)") from None
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self.close()
+            raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer") from None
+        except (http.client.HTTPException, OSError) as exc:
+            self.close()
+            raise ParticipantError(f"{endpoint}: {type(exc).__name__}: {exc}".splitlines()[0][:300]) from None
         if len(raw) > self.max_bytes:
             raise ParticipantError(f"{endpoint}: answer larger than {self.max_bytes} bytes")
         if status >= 400:
@@ -100,6 +101,18 @@ class ParticipantHttp:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise ParticipantError(f"{endpoint}: the answer is not JSON ({raw[:80]!r})") from None
+
+
+def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
+    """Whether the peer closed this kept-alive connection (it is readable at its end of file)."""
+    sock = conn.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def wait_listening(host: str, port: int, deadline: float, probe: Any = None) -> None:
