@@ -7,7 +7,9 @@ By default it plays a well-behaved participant of one interface:
 * `simuleval`: SimulEval 1.1.4's agent service around a wait-1 copy agent (each `GET /output` after a pushed word
   writes that word; after the last word it writes nothing more and says `finished`);
 * `simulstream`: SimulStream 1.0.0's HTTP speech-processor server (HTTP/1.0, close-delimited bodies, no answer at
-  all on an unknown endpoint) around a processor that writes one token `wN` per chunk.
+  all on an unknown endpoint) around a processor that writes the word `wN` per chunk as two SentencePiece pieces
+  whose string has no leading space (as a Hugging Face detokenizer gives it); with `revise`, each chunk also
+  replaces the last piece of the word before (`w1` becomes `w1r`).
 
 `hostile` maps an endpoint (`"GET /output"`) to an `Act` used instead of the normal answer from its `after`-th call
 on (0: the first). Every wait of an act is on an event the test controls (`release`), never on a clock.
@@ -50,8 +52,8 @@ class FakeAgentServer:
     """An agent server on 127.0.0.1 (see the module docstring); use as a context manager."""
 
     def __init__(self, protocol: str = "simuleval", hostile: dict[str, Act] | None = None,
-                 chunk_s: float = 0.5) -> None:
-        self.protocol, self.hostile, self.chunk_s = protocol, hostile or {}, chunk_s
+                 chunk_s: float = 0.5, revise: bool = False) -> None:
+        self.protocol, self.hostile, self.chunk_s, self.revise = protocol, hostile or {}, chunk_s, revise
         self.release = threading.Event()  # ends every `hang` and `wait` act
         self.waiting = threading.Event()  # set when a `wait` act begins
         self.calls = Calls()
@@ -189,9 +191,14 @@ class FakeAgentServer:
             out = None
         elif endpoint == "POST /process_chunk":
             self.chunks += 1
-            token = f"w{self.chunks}"
-            out = {"new_tokens": [token], "new_string": f" {token}" if self.chunks > 1 else token,
-                   "deleted_tokens": [], "deleted_string": ""}
+            n, deleted = self.chunks, []
+            new = ["\u2581w", str(n)]  # SentencePiece pieces of "w<n>"; their string has no leading space
+            if self.revise and n > 1:  # re-translation: the previous word's last piece is replaced
+                deleted, new = [str(n - 1)], [f"{n - 1}r", *new]
+            out = {"new_tokens": new, "new_string": detokenize(new), "deleted_tokens": deleted,
+                   "deleted_string": detokenize(deleted)}
+        elif endpoint == "GET /tokens_to_string":
+            out = {"tokens_as_string": detokenize(body["tokens"])}
         elif endpoint == "POST /end_of_stream":
             self.chunks = 0
             out = {"new_tokens": [], "new_string": "", "deleted_tokens": [], "deleted_string": ""}
@@ -201,6 +208,11 @@ class FakeAgentServer:
         head = f"HTTP/1.0 {status} OK\r\nServer: fake\r\nContent-type: application/json; charset=utf-8\r\n\r\n"
         conn.sendall(head.encode() + (b"" if out is None else json.dumps(out).encode()))
         return False  # HTTP/1.0: the body ends with the connection
+
+
+def detokenize(pieces: list[str]) -> str:
+    """SentencePiece pieces as a Hugging Face tokenizer's `convert_tokens_to_string` joins them (stripped)."""
+    return "".join(pieces).replace("\u2581", " ").strip()
 
 
 def speech_task(root: Path, seconds: list[float], segment_ms: int = 500, limits: str = "") -> Path:

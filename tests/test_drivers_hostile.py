@@ -75,7 +75,7 @@ def test_a_server_that_is_not_an_agent_service_is_not_ready(tmp_path: Path) -> N
 
 def test_simulstream_close_delimited_answers_are_read_and_timed(tmp_path: Path) -> None:
     """SimulStream's server answers HTTP/1.0 without Content-Length and closes: the driver reads each answer to the
-    close, one token per chunk, with delays at the chunk ends."""
+    close, one word per chunk (whose string has no leading space), with delays at the chunk ends."""
     cfg = speech_task(tmp_path, [1.2, 0.7])
     with FakeAgentServer("simulstream", chunk_s=0.5) as fake:
         report, recs = run_driver(cfg, tmp_path / "out", SIMULSTREAM, fake.port)
@@ -84,6 +84,20 @@ def test_simulstream_close_delimited_answers_are_read_and_timed(tmp_path: Path) 
     assert recs[0]["delays"] == [500.0, 1000.0, 1200.0]
     assert recs[1]["prediction"] == "w1 w2" and recs[1]["delays"] == [500.0, 700.0]
     assert fake.calls.count("POST /clear") >= 2  # the probe's session and each recording's session are cleared
+
+
+def test_simulstream_deleted_tokens_are_revisions_of_the_participants_own_text(tmp_path: Path) -> None:
+    """Each chunk's string lacks the space before it (SentencePiece): the text is the participant's own
+    `tokens_to_string` of the tokens, and an output that deletes tokens is a revision at that chunk's delay."""
+    cfg = speech_task(tmp_path, [1.2])
+    with FakeAgentServer("simulstream", chunk_s=0.5, revise=True) as fake:
+        report, recs = run_driver(cfg, tmp_path / "out", SIMULSTREAM, fake.port)
+    assert report.state == "done"
+    rec = recs[0]
+    assert rec["status"] == "ok" and rec["prediction"] == "w1r w2r w3"
+    assert [(r["delay"], r["text"]) for r in rec["revisions"]] == [(500.0, "w1"), (1000.0, "w1r w2"),
+                                                                   (1200.0, "w1r w2r w3")]
+    assert rec["delays"] == [1000.0, 1200.0, 1200.0]
 
 
 @pytest.mark.parametrize(("act", "endpoint", "reason"), [
