@@ -9,6 +9,8 @@ wait-1 echo agent, on the same sentences (data/udhr/dev.en, repeated):
   (`'SentenceLevelEvaluator' object has no attribute 'instance_iterator'`), so the plain client stands in for it.
   Also the driver's own work per segment (the server-side time in the log: from an answer's arrival to the next
   hand-off), which is what it adds beyond the HTTP calls. Goal: <= 1 ms per segment.
+* per chunk: the driver against SimulStream 1.0.0's own client path (`simulstream.inference`'s loop over its
+  `HttpProxySpeechProcessor`) on the same recordings and the same server;
 * AL_CA - AL of a zero-compute agent behind each interface (what a participant that computes nothing is charged):
   the harness client over WebSocket and SimulEval's service on text; the harness client and SimulStream 1.0.0's
   HTTP server (serving the same zero agent through harness.client.simulstream_processor) on speech.
@@ -163,6 +165,32 @@ def plain_requests(port: int, sentences: list[list[str]]) -> tuple[float, int]:
     return time.perf_counter() - t0, segments
 
 
+def simulstream_client(port: int, wav_list: Path) -> tuple[float, int]:
+    """SimulStream 1.0.0's own client path over every recording (`simulstream.inference`'s loop: MessageProcessor
+    over an HttpProxySpeechProcessor; librosa, which only resamples, stubbed): (seconds, chunks processed)."""
+    import types
+
+    import soundfile
+
+    sys.modules.setdefault("librosa", types.ModuleType("librosa"))
+    from simulstream.server.message_processor import MessageProcessor
+    from simulstream.server.speech_processors.remote.http_proxy_speech_processor import HttpProxySpeechProcessor
+
+    audio = [soundfile.read(w, dtype="int16") for w in wav_list.read_text().split()]
+    chunks = 0
+    t0 = time.perf_counter()
+    for i, (data, rate) in enumerate(audio):
+        proxy = HttpProxySpeechProcessor(types.SimpleNamespace(hostname="127.0.0.1", port=port))
+        processor = MessageProcessor(i, proxy)
+        processor.process_metadata({"sample_rate": rate, "source_lang": "en", "target_lang": "es"})
+        step = int(rate * proxy.speech_chunk_size)
+        for k in range(0, len(data), step):
+            processor.process_speech(data[k:k + step].tobytes())
+            chunks += 1
+        processor.end_of_stream()
+    return time.perf_counter() - t0, chunks
+
+
 def driver_run(cfg: Path, out: Path, interface: str, port: int) -> tuple[float, list[dict]]:
     """The harness's driver over every instance: (seconds, records)."""
     ev = open_evaluation(cfg, "dev", out, overwrite=True)
@@ -206,7 +234,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5, help="copies of the 40 dev sentences (default 5)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of each client (default 3)")
-    parser.add_argument("--utterances", type=int, default=5, help="speech dev utterances for AL_CA - AL")
+    parser.add_argument("--utterances", type=int, default=10, help="speech dev utterances (default 10)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     results: dict = {}
@@ -264,10 +292,26 @@ def main() -> int:
                        "--server-config", str(folder / "server.yaml"), "--speech-processor-config",
                        str(folder / "processor.yaml")]
         with process(simulstream, folder / "simulstream.log", sport):
-            _, ss_records = driver_run(scfg, folder / "ss", "simulstream-http", sport)
+            simulstream_client(sport, folder / "wav.lst")  # warm up
+            peer, driven_ss = [], []
+            for r in range(args.rounds):
+                seconds, chunks = simulstream_client(sport, folder / "wav.lst")
+                peer.append(seconds / chunks * 1000)
+                seconds, ss_records = driver_run(scfg, folder / f"ss{r}", "simulstream-http", sport)
+                driven_ss.append(seconds / chunks * 1000)
         ca["speech, simulstream-http"] = ca_minus_al(ss_records)
         for name, value in ca.items():
             print(f"  {name:42} {value:8.3f}")
+        results["simulstream_chunks"] = chunks
+        results["simulstream_client_ms_per_chunk"] = statistics.median(peer)
+        results["simulstream_driver_ms_per_chunk"] = statistics.median(driven_ss)
+        print(f"\nSimulStream 1.0.0 HTTP server, zero-compute agent, {chunks} chunks of 320 ms per round, median of "
+              f"{args.rounds} rounds:")
+        print(f"  SimulStream's own client (inference loop, HttpProxySpeechProcessor) "
+              f"{results['simulstream_client_ms_per_chunk']:.3f} ms/chunk")
+        print(f"  harness driver (times, records, logs)                              "
+              f"{results['simulstream_driver_ms_per_chunk']:.3f} ms/chunk "
+              f"({results['simulstream_driver_ms_per_chunk'] / results['simulstream_client_ms_per_chunk']:.2f}x)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

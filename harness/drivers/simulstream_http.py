@@ -5,9 +5,11 @@ waveform at 16 kHz) per chunk of `speech_chunk_size` seconds, `POST /end_of_stre
 carries `{"session_id": ...}` as its JSON body, GET included.
 
 Answers are incremental outputs (`new_tokens`, `deleted_tokens`, with their strings). The driver keeps the tokens as
-SimulStream's own log reader does (deleted tokens come off the end, new ones are appended) and asks the participant
-for their text (`GET /tokens_to_string`, after the answer's arrival is stamped: the driver's time, not the
-participant's), since the strings of one output may lack the space before it. When the new text only extends the
+SimulStream's own log reader does (deleted tokens come off the end, new ones are appended). Its text grows by an
+output's `new_string` when that string starts with a space (or the text is empty) and nothing was deleted; otherwise
+the driver asks the participant for the text of all its tokens (`GET /tokens_to_string`, after the answer's arrival
+is stamped: the driver's time, not the participant's), since a SentencePiece detokenizer strips the space before a
+new word from the string of one output. When the new text only extends the
 old one by whole words, the words are written; otherwise the whole text is written as a revision (the
 re-translation rules and NE apply), so nothing is lost of what the system erased.
 """
@@ -95,8 +97,13 @@ class SimulStreamHttp(AgentServerDriver):
                session: dict[str, str], deadline: float) -> StepResponse:
         """Record the answer that arrived at `t`; asking for the text of the tokens is the driver's own time."""
         deleted, new = _increment(answer, endpoint)
-        change = hyp.update(self._detokenize(session, hyp.tokens, deadline)) if hyp.apply(deleted, new, endpoint) \
-            else None
+        change = None
+        if hyp.apply(deleted, new, endpoint):
+            appended = answer.get("new_string")
+            if not deleted and isinstance(appended, str) and (not hyp.text or appended[:1].isspace()):
+                change = hyp.update(hyp.text + appended)  # words appended with their separator: no need to ask
+            else:
+                change = hyp.update(self._detokenize(session, hyp.tokens, deadline))
         text, revise = change if change is not None else ("", False)
         return rounds.answered(t, text, revise=revise, finished=finished)
 
