@@ -2,7 +2,7 @@
 speech-processor server as the image's command (wheel from the host, installed without its dependencies), serving
 a harness speech agent through `harness.client.simulstream_processor`. Driven from the server container over the
 run's internal network, it gives the same predictions, delays and non-CA scores as the same agent in an image
-running the harness client; the participant's isolation is the same."""
+running the harness client; the participant's isolation is the same. The simulstream_http template runs as is."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from harness.images.base import DEFAULT_TAG
 from harness.layout import ResultsDir
 from harness.runlog import read_records
-from tests.simulstream_images import CHUNK_MS, simulstream_submission, speech_task, submission
+from tests.simulstream_images import CHUNK_MS, ROOT, simulstream_submission, speech_task, submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -56,3 +56,29 @@ def test_simulstream_server_image_equals_the_native_client(tmp_path: Path) -> No
     assert manifest["submission_yaml"]["speech_processor_config"] == "/app/processor.yaml"
     isolation = manifest["runs"]["dev"]["isolation"]
     assert isolation["cap_drop"] == ["ALL"] and isolation["read_only_rootfs"] and isolation["network_internal"]
+
+
+@pytest.mark.apertium
+def test_the_simulstream_http_template_runs_as_is(tmp_path: Path) -> None:
+    """agent_templates/simulstream_http, its Dockerfile and configs unchanged (FROM this checkout's base tag): the
+    Whisper cascade behind SimulStream's own server translates the first two dev recordings."""
+    import shutil
+
+    from agent_templates.fill_wheels import fill
+
+    template = ROOT / "agent_templates" / "simulstream_http"
+    assert fill(template) == 0  # git-ignored wheels/, kept between runs
+    sub = tmp_path / "subs" / "template"
+    shutil.copytree(template, sub)
+    dockerfile = sub / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("FROM harness-base:latest", f"FROM {DEFAULT_TAG}"))
+    cfg = speech_task(tmp_path / "task", n=2, limits={"memory": "2g", "startup_timeout_s": 300,
+                                                      "instance_timeout_s": 300, "idle_timeout_s": 120})
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(sub), "--config", str(cfg), "--output",
+                           str(out), "--dataset", "dev"], capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(ResultsDir(out).summary.read_text())["runs"][0]
+    assert run["status"] == "ok", run.get("reason")
+    assert run["scores"]["BLEU"]["score"] > 15
+    assert "Serving on http://0.0.0.0:8080" in ResultsDir(out).run("template", "dev").client_log.read_text()
