@@ -29,8 +29,9 @@ BIG_BODY = 10_000_000
 
 @dataclass
 class Act:
-    """What the server does instead of answering normally: `kind` is one of garbage, huge, half, hang, status,
-    nothing (close without an answer), or wait (wait for `release`, then answer normally)."""
+    """What the server does instead of answering normally: `kind` is one of garbage, huge, half, hang, trickle
+    (a byte at a time until `release`), status, nothing (close without an answer), or wait (wait for `release`,
+    then answer normally)."""
 
     kind: str
     after: int = 0
@@ -139,6 +140,10 @@ class FakeAgentServer:
                 pass  # the driver hung up after its cap: that is the point
         elif act.kind == "half":
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"conte")
+        elif act.kind == "trickle":  # one byte of a 1000-byte body every 0.1 s: each read is quick, the whole never
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+            while not self.release.wait(0.1):
+                conn.sendall(b" ")
         elif act.kind == "hang":
             self.release.wait()
         elif act.kind == "status":

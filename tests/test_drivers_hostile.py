@@ -165,3 +165,22 @@ def test_a_request_answered_by_a_close_is_not_sent_again(tmp_path: Path, protoco
     assert recs[1]["status"] == "ok"
     first = [i for i, (m, p, _) in enumerate(fake.calls.seen) if f"{m} {p}" == endpoint][0]
     assert fake.calls.seen[first + 1][:2] != tuple(endpoint.split(" ")), "the request was sent again"
+
+
+def test_an_answer_trickled_byte_by_byte_times_out_at_the_instance_limit(tmp_path: Path) -> None:
+    """Every read gets a byte well within any socket timeout, but the answer never completes: the instance ends as
+    `timeout` at its limit (the driver's watchdog), and the driver goes on."""
+    outcome: dict[str, Any] = {}
+    with FakeAgentServer("simuleval", {"GET /output": Act("trickle", times=1)}) as fake:
+        cfg = text_cfg(tmp_path, instance_timeout_s=1)
+
+        def work() -> None:
+            outcome["report"], outcome["recs"] = run_driver(cfg, tmp_path / "out", SIMULEVAL, fake.port)
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(120)  # only bounds a hang (the failure this test is about); a pass takes about a second
+        assert not worker.is_alive(), "the driver kept reading a trickled answer"
+    recs = outcome["recs"]
+    assert recs[0]["status"] == "timeout" and "GET /output" in recs[0]["error"]
+    assert [recs[i]["status"] for i in (1, 2)] == ["ok", "ok"]

@@ -3,17 +3,21 @@
 Answers are read with `http.client` on one keep-alive connection (re-opened, before a request is sent, when the
 participant has closed it, e.g. after SimulStream's close-delimited HTTP/1.0 bodies). A request is never sent twice:
 `GET /output` runs the agent's policy and `POST /process_chunk` feeds it audio, so a repeat would change what it
-does. A request that does not finish before its deadline raises
-`ParticipantTimeout`; a refused or reset connection, a 5xx, a body over the cap or an answer that is not the JSON
-the interface defines raises `ParticipantError` naming the endpoint (`PUT /input answered 500`).
+does. The deadline holds for the whole exchange: a socket timeout bounds each read and a watchdog thread shuts the
+socket down at the deadline, so an answer trickled in a byte at a time cannot outlast it. A request that does not
+finish before its deadline raises `ParticipantTimeout`; a refused connection `ParticipantGone`; a reset or cut
+connection, a 5xx, a body over the cap or an answer that is not the JSON the interface defines raises
+`ParticipantError` naming the endpoint (`PUT /input answered 500`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import select
 import socket
+import threading
 import time
 from typing import Any
 
@@ -41,6 +45,7 @@ class ParticipantHttp:
         self.host, self.port, self.max_bytes = host, port, max_bytes
         self.idle_s = idle_s  # no single answer may take longer (limits.idle_timeout_s), whatever the deadline
         self.conn: http.client.HTTPConnection | None = None
+        self.watchdog = _Watchdog()
 
     def close(self) -> None:
         if self.conn is not None:
@@ -55,36 +60,17 @@ class ParticipantHttp:
         late = f"{endpoint}: no answer before the instance's time limit"
         if self.idle_s is not None and (deadline is None or time.monotonic() + self.idle_s < deadline):
             deadline, late = time.monotonic() + self.idle_s, f"{endpoint}: no answer within {self.idle_s:g} s"
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            raise ParticipantTimeout(late)
-        if self.conn is not None and _closed_by_peer(self.conn):
-            self.close()  # the participant closed the kept-alive connection meanwhile: a new one, before sending
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
-        else:
-            self.conn.timeout = left
-            if self.conn.sock is not None:
-                self.conn.sock.settimeout(left)
-        try:  # never sent twice: a request the participant may have acted on is not repeated
-            headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
-            self.conn.request(method, path, body=data, headers=headers)
-            resp = self.conn.getresponse()
-            raw = resp.read(self.max_bytes + 1)
-            status = resp.status
-            declared = resp.getheader("Content-Length")
-            if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
-                self.close()
-                raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer "
-                                       f"({len(raw)} of {declared} bytes)")
-            if resp.will_close or len(raw) > self.max_bytes:
-                self.close()
+        try:
+            status, raw = self._exchange(method, path, data, deadline)
         except TimeoutError:
             self.close()
             raise ParticipantTimeout(late) from None
         except ConnectionRefusedError:
             self.close()
             raise ParticipantGone(f"{endpoint}: connection refused (the participant's server is gone)") from None
+        except _CutShort as exc:
+            self.close()
+            raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer{exc}") from None
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
             self.close()
             raise ParticipantError(f"{endpoint}: the connection was closed before a complete answer") from None
@@ -101,6 +87,89 @@ class ParticipantHttp:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise ParticipantError(f"{endpoint}: the answer is not JSON ({raw[:80]!r})") from None
+
+    def _exchange(self, method: str, path: str, data: bytes, deadline: float | None) -> tuple[int, bytes]:
+        """Send one request and read its answer (status, at most max_bytes + 1 bytes of body) before `deadline`:
+        a socket timeout bounds each read, the watchdog the whole exchange (an answer trickled in byte by byte
+        included); TimeoutError when the deadline passes. Never sent twice: a request the participant may have
+        acted on is not repeated."""
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise TimeoutError
+        if self.conn is not None and _closed_by_peer(self.conn):
+            self.close()  # the participant closed the kept-alive connection meanwhile: a new one, before sending
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
+        else:
+            self.conn.timeout = left
+            if self.conn.sock is not None:
+                self.conn.sock.settimeout(left)
+        if self.conn.sock is None:
+            self.conn.connect()
+        if deadline is not None:
+            self.watchdog.arm(self.conn.sock, deadline)
+        try:
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+            self.conn.request(method, path, body=data, headers=headers)
+            resp = self.conn.getresponse()
+            raw = resp.read(self.max_bytes + 1)
+            declared = resp.getheader("Content-Length")
+            if resp.will_close or len(raw) > self.max_bytes:
+                self.close()
+        except Exception:
+            if self.watchdog.disarm():
+                raise TimeoutError from None  # the watchdog cut it at the deadline, whatever the socket said
+            raise
+        if self.watchdog.disarm():
+            raise TimeoutError
+        if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
+            raise _CutShort(f" ({len(raw)} of {declared} bytes)")
+        return resp.status, raw
+
+
+class _CutShort(Exception):
+    """The body ended before its Content-Length (the message says how much came)."""
+
+
+class _Watchdog:
+    """Shuts a request's socket down at its deadline, so that no answer outlasts it however it trickles in.
+
+    One thread per client, started on first use; `arm` and `disarm` cost a lock and a notify per request."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.sock: socket.socket | None = None
+        self.deadline = 0.0
+        self.fired = False
+        self.thread: threading.Thread | None = None
+
+    def arm(self, sock: socket.socket | None, deadline: float) -> None:
+        with self.cond:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="harness-driver-watchdog", daemon=True)
+                self.thread.start()
+            self.sock, self.deadline, self.fired = sock, deadline, False
+            self.cond.notify()
+
+    def disarm(self) -> bool:
+        """Stop watching; whether it fired (the socket was shut down at the deadline)."""
+        with self.cond:
+            self.sock = None
+            return self.fired
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                if self.sock is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left > 0:
+                    self.cond.wait(left)
+                    continue
+                with contextlib.suppress(OSError):
+                    self.sock.shutdown(socket.SHUT_RDWR)
+                self.fired, self.sock = True, None
 
 
 def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
