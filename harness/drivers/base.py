@@ -5,7 +5,9 @@ Timing is the server's own: `Rounds.handed()` marks the moment a segment leaves 
 counts as the participant's, exactly as the time between a native client's requests does. Encoding a segment and
 decoding an answer happen outside that window: the driver's own work is not charged to the participant.
 
-Verdicts: an answer after the instance's time limit ends the instance as `timeout`; a 5xx, a malformed or oversized
+Verdicts: an answer after the instance's time limit, or slower than `limits.idle_timeout_s` (as a native client
+computing that long without a request), ends the instance as `timeout` (so does the server's own idle check, when it
+comes first; the instance is then already logged and the driver goes on); a 5xx, a malformed or oversized
 answer, or a connection closed mid-answer ends it as `protocol_violation` naming the endpoint; a participant that
 stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
 never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`.
