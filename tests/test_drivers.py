@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -81,6 +81,8 @@ def raw_server(handler: Handler, controls: dict | None = None) -> Iterator[int]:
     if controls is not None:
         def close() -> None:
             done.set()
+            with suppress(OSError):  # refuse new connections now, not when the blocked accept() returns
+                listener.shutdown(socket.SHUT_RDWR)
             listener.close()
         controls["close"] = close
     try:

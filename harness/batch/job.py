@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from harness.images.base import ImageInfo
     from harness.intake.submission import Submission
 
-_META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port")
+_META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config")
 
 
 class _Failed(Exception):

@@ -5,7 +5,9 @@ Timing is the server's own: `Rounds.handed()` marks the moment a segment leaves 
 counts as the participant's, exactly as the time between a native client's requests does. Encoding a segment and
 decoding an answer happen outside that window: the driver's own work is not charged to the participant.
 
-Verdicts: an answer after the instance's time limit ends the instance as `timeout`; a 5xx, a malformed or oversized
+Verdicts: an answer after the instance's time limit, or slower than `limits.idle_timeout_s` (as a native client
+computing that long without a request), ends the instance as `timeout` (so does the server's own idle check, when it
+comes first; the instance is then already logged and the driver goes on); a 5xx, a malformed or oversized
 answer, or a connection closed mid-answer ends it as `protocol_violation` naming the endpoint; a participant that
 stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
 never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`.
@@ -22,7 +24,7 @@ from typing import Any
 
 from harness import layout
 from harness.drivers.http import ParticipantError, ParticipantGone, ParticipantHttp, ParticipantTimeout
-from harness.protocol import StepRequest, StepResponse
+from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
 
@@ -85,7 +87,7 @@ class AgentServerDriver:
     def __init__(self, evaluation: Evaluation, host: str, port: int) -> None:
         self.evaluation = evaluation
         self.host, self.port = host, port
-        self.http = ParticipantHttp(host, port)
+        self.http = ParticipantHttp(host, port, idle_s=evaluation.limits.idle_timeout_s)
 
     def probe(self, deadline: float) -> None:
         """Raise `ParticipantError` unless the participant answers like this interface's server."""
@@ -116,6 +118,10 @@ class AgentServerDriver:
                 return report
             except ParticipantError as exc:
                 self.evaluation.fail(index, VIOLATION, str(exc))
+            except ProtocolError:
+                if index not in self.evaluation.finished:
+                    raise
+                # the server ended the instance while the participant computed (idle timeout): it is logged
             report.instances += 1
         report.state = "done"
         return report

@@ -1,7 +1,9 @@
 """SimulEval 1.1.4's agent service (`simuleval --standalone --remote-port 2023 --agent ...`), driven as SimulEval's
 own `--remote-eval` loop drives it: per instance `POST /reset`, then rounds of `PUT /input` (the next source
 segment, or an empty finished segment once the source is exhausted) and `GET /output` (one policy step's output
-segment), until an output segment says `finished`.
+segment), until an output segment says `finished` — on speech, or until the step that follows the last source
+segment, where SimulEval's own evaluator (`SentenceLevelEvaluator`, which `--remote-eval` cannot run in 1.1.4) and
+the harness client's SimulEval adapter end a speech instance.
 
 Segments are SimulEval's JSON (`simuleval/data/segments.py`): text segments carry one source word, speech segments
 `segment_size` ms of float samples with their `sample_rate`. The service answers `GET /` with its agent's name,
@@ -63,13 +65,15 @@ class SimulEvalAgentServer(AgentServerDriver):
         rounds = Rounds(ev, index)
         resp = rounds.start()
         while not resp.finished:
-            body = json.dumps(source_segment(resp, speech, tgt_lang)).encode()
+            segment = source_segment(resp, speech, tgt_lang)
+            body = json.dumps(segment).encode()
             rounds.handed()
             self.http.request("PUT", "/input", body, deadline=deadline, expect_json=False)
             answer = self.http.request("GET", "/output", deadline=deadline)
             t_answer = ev.clock()
             text, finished = output_text(answer)
-            resp = rounds.answered(t_answer, text, finished=finished)
+            # SimulEval's evaluator ends a speech instance with the step that follows its last segment
+            resp = rounds.answered(t_answer, text, finished=finished or (speech and segment["finished"]))
             if time.monotonic() > deadline and not resp.finished:
                 ev.expire(index, f"instance took longer than {ev.limits.instance_timeout_s:g} s")
                 return

@@ -4,9 +4,13 @@ http_speech_processor_server.py`), driven as its `HttpProxySpeechProcessor` driv
 waveform at 16 kHz) per chunk of `speech_chunk_size` seconds, `POST /end_of_stream`, `POST /clear`. Every request
 carries `{"session_id": ...}` as its JSON body, GET included.
 
-Answers are incremental outputs (`new_string`, `deleted_string`, with their tokens). The driver keeps the output
-text: a deletion removes `deleted_string` from its end, then `new_string` is appended. When the new text only
-extends the old one by whole words, the words are written; otherwise the whole text is written as a revision (the
+Answers are incremental outputs (`new_tokens`, `deleted_tokens`, with their strings). The driver keeps the tokens as
+SimulStream's own log reader does (deleted tokens come off the end, new ones are appended). Its text grows by an
+output's `new_string` when that string starts with a space (or the text is empty) and nothing was deleted; otherwise
+the driver asks the participant for the text of all its tokens (`GET /tokens_to_string`, after the answer's arrival
+is stamped: the driver's time, not the participant's), since a SentencePiece detokenizer strips the space before a
+new word from the string of one output. When the new text only extends the
+old one by whole words, the words are written; otherwise the whole text is written as a revision (the
 re-translation rules and NE apply), so nothing is lost of what the system erased.
 """
 
@@ -34,43 +38,51 @@ def _chunk_seconds(answer: Any) -> float:
     return float(size)
 
 
-def _increment(answer: Any, endpoint: str) -> tuple[str, str]:
-    """(deleted_string, new_string) of an incremental output."""
+def _tokens(answer: Any, key: str, endpoint: str) -> list[str]:
+    value = answer.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise ParticipantError(f"{endpoint}: {key} must be a list of strings")
+    return value
+
+
+def _increment(answer: Any, endpoint: str) -> tuple[list[str], list[str]]:
+    """(deleted_tokens, new_tokens) of an incremental output."""
     if not isinstance(answer, dict):
         raise ParticipantError(f"{endpoint}: expected an incremental output object")
-    new, deleted = answer.get("new_string", ""), answer.get("deleted_string", "")
-    if not isinstance(new, str) or not isinstance(deleted, str):
-        raise ParticipantError(f"{endpoint}: new_string and deleted_string must be strings")
-    return deleted, new
+    return _tokens(answer, "deleted_tokens", endpoint), _tokens(answer, "new_tokens", endpoint)
 
 
 class Hypothesis:
-    """The participant's output text, updated by incremental outputs; says what to write to the evaluation."""
+    """The participant's output as SimulStream's own log reader rebuilds it (tokens deleted from the end, then
+    tokens appended), and its text as the participant detokenizes those tokens (`GET /tokens_to_string`): the strings
+    of an incremental output may drop the space between two of them (a SentencePiece detokenizer strips it)."""
 
     def __init__(self, unit: str) -> None:
+        self.tokens: list[str] = []
         self.text = ""
         self.unit = unit
 
-    def update(self, deleted: str, new: str, endpoint: str) -> tuple[str, bool] | None:
-        """(text, revise) to write for this update, or None when nothing changed."""
-        before = split_units(self.text, self.unit)
+    def apply(self, deleted: list[str], new: list[str], endpoint: str) -> bool:
+        """Apply one incremental output to the tokens; whether they changed."""
         if deleted:
-            if not self.text.endswith(deleted):
-                raise ParticipantError(f"{endpoint}: deleted_string {deleted[:40]!r} is not the end of the output")
-            self.text = self.text[: len(self.text) - len(deleted)]
-        self.text += new
-        after = split_units(self.text, self.unit)
+            if len(deleted) > len(self.tokens) or self.tokens[-len(deleted):] != deleted:
+                raise ParticipantError(f"{endpoint}: deleted_tokens {deleted[:5]!r} are not the end of the output")
+            self.tokens = self.tokens[: len(self.tokens) - len(deleted)]
+        self.tokens += new
+        return bool(deleted or new)
+
+    def update(self, text: str) -> tuple[str, bool] | None:
+        """(text, revise) to write now that the output reads `text`, or None when its units did not change: the
+        new words when it only grew by whole words, else the whole text as a revision."""
+        old, self.text = self.text, text
+        before, after = split_units(old, self.unit), split_units(text, self.unit)
         if after == before:
             return None
-        growing = after[: len(before)] == before
-        if growing and not deleted and (not before or self._word_boundary(new)):
-            return " ".join(after[len(before):]) if self.unit == "word" else "".join(after[len(before):]), False
-        return self.text, True
-
-    @staticmethod
-    def _word_boundary(new: str) -> bool:
-        """The appended string starts a new word (so earlier words are final)."""
-        return not new or new[0].isspace()
+        whole_words = not old.strip() or text[len(old):][:1].isspace() or self.unit != "word"
+        if text.startswith(old) and after[: len(before)] == before and whole_words:
+            added = after[len(before):]
+            return " ".join(added) if self.unit == "word" else "".join(added), False
+        return text, True
 
 
 class SimulStreamHttp(AgentServerDriver):
@@ -81,12 +93,26 @@ class SimulStreamHttp(AgentServerDriver):
         _chunk_seconds(self.http.request("GET", "/speech_chunk_size", {"session_id": session}, deadline))
         self.http.request("POST", "/clear", {"session_id": session}, deadline, expect_json=False)
 
-    def _write(self, rounds: Rounds, t: float, hyp: Hypothesis, answer: Any, endpoint: str, *, finished: bool
-               ) -> StepResponse:
+    def _write(self, rounds: Rounds, t: float, hyp: Hypothesis, answer: Any, endpoint: str, *, finished: bool,
+               session: dict[str, str], deadline: float) -> StepResponse:
+        """Record the answer that arrived at `t`; asking for the text of the tokens is the driver's own time."""
         deleted, new = _increment(answer, endpoint)
-        change = hyp.update(deleted, new, endpoint)
+        change = None
+        if hyp.apply(deleted, new, endpoint):
+            appended = answer.get("new_string")
+            if not deleted and isinstance(appended, str) and (not hyp.text or appended[:1].isspace()):
+                change = hyp.update(hyp.text + appended)  # words appended with their separator: no need to ask
+            else:
+                change = hyp.update(self._detokenize(session, hyp.tokens, deadline))
         text, revise = change if change is not None else ("", False)
         return rounds.answered(t, text, revise=revise, finished=finished)
+
+    def _detokenize(self, session: dict[str, str], tokens: list[str], deadline: float) -> str:
+        answer = self.http.request("GET", "/tokens_to_string", {**session, "tokens": tokens}, deadline)
+        text = answer.get("tokens_as_string") if isinstance(answer, dict) else None
+        if not isinstance(text, str):
+            raise ParticipantError("GET /tokens_to_string: expected {\"tokens_as_string\": a string}")
+        return text
 
     def run_instance(self, index: int, deadline: float) -> None:
         ev = self.evaluation
@@ -106,7 +132,8 @@ class SimulStreamHttp(AgentServerDriver):
                 if resp.segment is None:  # the source is exhausted: the end of the stream is the last step
                     rounds.handed()
                     answer = self.http.request("POST", "/end_of_stream", session, deadline)
-                    resp = self._write(rounds, ev.clock(), hyp, answer, "POST /end_of_stream", finished=True)
+                    resp = self._write(rounds, ev.clock(), hyp, answer, "POST /end_of_stream", finished=True,
+                                       session=session, deadline=deadline)
                     break
                 if resp.sample_rate != SAMPLE_RATE:
                     raise ParticipantError(f"simulstream-http needs {SAMPLE_RATE} Hz audio; the dataset has "
@@ -115,7 +142,8 @@ class SimulStreamHttp(AgentServerDriver):
                 body = {**session, "waveform": wave}
                 rounds.handed()
                 answer = self.http.request("POST", "/process_chunk", body, deadline)
-                resp = self._write(rounds, ev.clock(), hyp, answer, "POST /process_chunk", finished=False)
+                resp = self._write(rounds, ev.clock(), hyp, answer, "POST /process_chunk", finished=False,
+                                   session=session, deadline=deadline)
                 if time.monotonic() > deadline and not resp.finished:
                     ev.expire(index, f"instance took longer than {ev.limits.instance_timeout_s:g} s")
                     return
