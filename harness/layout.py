@@ -29,6 +29,7 @@ RUN_META = "run.json"
 CLIENT_LOG = "client.log"
 SERVER_LOG = "server.log"
 DRIVER_REPORT = "driver.json"
+START_GATE = ".start-gate"
 MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
@@ -66,6 +67,11 @@ class RunDir:
     @property
     def server_log(self) -> Path:
         return self.path / SERVER_LOG
+
+    @property
+    def start_gate(self) -> Path:
+        """Exists while a participant started early may run (`run/gate.py`); removed when the run ends."""
+        return self.path / START_GATE
 
     @property
     def driver_report(self) -> Path:

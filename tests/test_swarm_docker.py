@@ -8,6 +8,7 @@ VXLAN but no IPVS, so services use `--endpoint-mode dnsrr`) and leaves the swarm
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -17,6 +18,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -27,6 +29,7 @@ from harness.run.docker_backend import docker_api
 from harness.run.execute import execute_run
 from harness.run.spec import RunResult, RunSpec
 from harness.run.swarm_backend import SwarmBackend, _create_service, remove_services, wait_task_running
+from harness.run.swarm_settle import SETTLING
 from harness.scoring.corpus import score_path
 from harness.sizes import parse_bytes
 from tests.evaluate_data.support import CONFIG, HERE, HostListener, leftovers, make_submission
@@ -71,6 +74,7 @@ def run_probe(image: str, config, out: Path, *args: str, backend=None) -> tuple[
     spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
                    track=track, dataset=track.dataset("dev"), out_dir=out)
     result = execute_run(spec, backend=backend)
+    SETTLING.settle()  # what a batch does before it returns: the engine has dropped the removed network
     assert leftovers(f"harness.run={spec.run_id}") == [], "services, containers or networks left behind"
     log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
     return result, log
@@ -120,6 +124,13 @@ def test_swarm_participant_is_confined(swarm, probe_image, config, tmp_path):
     assert result.outcome.status == failures.CRASH and result.instances_done == 0
 
 
+def _gateway(net: dict) -> str:
+    """A bridge's host address: its IPAM gateway, else the subnet's first address (Docker's rule; a docker_gwbridge
+    made moments ago by `swarm init` may not list its gateway yet)."""
+    cfg = net["IPAM"]["Config"][0]
+    return cfg.get("Gateway") or str(next(ipaddress.ip_network(cfg["Subnet"]).hosts()))
+
+
 def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_path):
     """Host listener (docker0 and docker_gwbridge gateways, loopback), another run's server service on its own
     overlay network, the references: nothing but this run's server answers."""
@@ -137,7 +148,7 @@ def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_p
         task = wait_task_running(api, other, "other", 60)
         info = api.inspect_container(task["Status"]["ContainerStatus"]["ContainerID"])
         other_ip = next(iter(info["NetworkSettings"]["Networks"].values()))["IPAddress"]
-        gateways = [api.inspect_network(n)["IPAM"]["Config"][0]["Gateway"] for n in ("bridge", "docker_gwbridge")]
+        gateways = [_gateway(api.inspect_network(n)) for n in ("bridge", "docker_gwbridge")]
         targets = [f"{gw}:{listener.port}" for gw in gateways] + [
             f"{other_ip}:8080", f"127.0.0.1:{listener.port}", f"GATEWAY:{listener.port}", "server:8000"]
         _, log = run_probe(probe_image, config, tmp_path / "net", "net", *targets, backend=SwarmBackend())
@@ -362,28 +373,32 @@ def test_demo_submissions_score_equal_on_both_backends(swarm, tmp_path):
 
 
 def test_a_run_on_a_warm_network_meets_only_its_server(swarm, probe_image, config, tmp_path):
-    """After a run, the next run's overlay network is made warm in the background; the next run takes it, and by the
-    time its participant starts, the network's placeholder is gone: the server is the only other endpoint."""
+    """After a run, the next run's overlay network is made warm in the background; the next run takes it. Its
+    participant is started early, behind the start gate; by the time the gate opens, the network's placeholder is
+    gone: the server is the only other endpoint."""
     from harness.run.swarm_spares import SPARES
 
     first, _ = run_probe(probe_image, config, tmp_path / "first", "copy", backend=SwarmBackend())
     assert first.outcome.status == failures.OK
     SPARES.wait_ready()
     backend = SwarmBackend()
-    seen: dict[str, list[str]] = {}
-    start = backend.start_participant
+    seen: dict[str, Any] = {}
+    open_gate = backend._open_gate
 
-    def look_then_start(spec, run_dir):
+    def look_then_open(gate_file):
         net = docker_api().inspect_network(backend.net["Id"])
         seen["endpoints"] = [c["Name"] for c in (net.get("Containers") or {}).values()]
-        return start(spec, run_dir)
+        seen["participant_created"] = bool(backend.part_service)
+        return open_gate(gate_file)
 
-    backend.start_participant = look_then_start
+    backend._open_gate = look_then_open
     second, _ = run_probe(probe_image, config, tmp_path / "second", "copy", backend=backend)
     assert backend.spare is not None, "the second run did not take the warm network"
     assert second.outcome.status == failures.OK
-    assert [e for e in seen["endpoints"] if not e.endswith("-endpoint")] == [
-        e for e in seen["endpoints"] if "-server." in e], seen["endpoints"]  # only the server (and swarm's own LB)
+    assert seen["participant_created"], "the participant was not started behind the gate"
+    others = [e for e in seen["endpoints"] if not e.endswith("-endpoint") and "-participant." not in e]
+    assert others == [e for e in seen["endpoints"] if "-server." in e], seen["endpoints"]  # the server (and swarm's LB)
     assert any("-server." in e for e in seen["endpoints"])
+    assert not (tmp_path / "second" / ".start-gate").exists(), "the gate file is removed with the run"
     assert non_ca(score_path(tmp_path / "second")) == non_ca(score_path(tmp_path / "first"))
 

@@ -102,12 +102,16 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
 
 
 def close_spares() -> None:
-    """Remove the swarm backend's warm networks, if it made any (imported only when the swarm backend was)."""
+    """Remove the swarm backend's warm networks and wait for the removals it left to the engine, if it made any
+    (imported only when the swarm backend was)."""
     import sys
 
     module = sys.modules.get("harness.run.swarm_spares")
     if module is not None:
         module.SPARES.close()
+    settling = sys.modules.get("harness.run.swarm_settle")
+    if settling is not None:
+        settling.SETTLING.settle()
 
 
 def backend_name(opts: EvaluateOptions) -> str:

@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, help="folder for instances.log and scores.json")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted instances.log")
     parser.add_argument("--overwrite", action="store_true", help="start over even if instances.log exists")
+    parser.add_argument("--gate-file", default=None, metavar="PATH",
+                        help="keep GET /gate closed (503) until PATH exists: a participant started early waits on it")
     parser.add_argument("--exit-when-done", action="store_true",
                         help="stop once every instance is logged and scores.json is written")
     drive = parser.add_argument_group("driving an agent-server participant (IWSLT 2023-26 images)")
@@ -40,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = track_scoring_options(track)
     evaluation.scorer = partial(score_path, **options)  # GET /result scores the log file
+    evaluation.gate_file = args.gate_file
 
     def score_file() -> None:
         """Once every instance is logged: score the log file (after it is synced) into scores.json."""

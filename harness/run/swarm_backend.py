@@ -2,8 +2,11 @@
 
 The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (only the harness
 attaches to it: its services and, for a warm network made ahead by `swarm_spares`, an inert placeholder), the
-server service pinned to the data node (`swarm_services`), the health probe run inside the server's container, then
-the participant service; its task's exit code is the run's. Images reach other nodes through the organizer's
+server service pinned to the data node (`swarm_services`), the health probe run inside the server's container, and
+the participant service; its task's exit code is the run's. When the participant's image has python3 its service
+is created with the server's and its command waits behind the start gate (`gate`), so that placing and starting
+it on a worker overlaps the server's start; its own code still starts only once the server is healthy and alone
+on the network. Images reach other nodes through the organizer's
 registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm_registry`); a single-node
 swarm needs none.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from harness import layout
@@ -25,6 +29,7 @@ from harness.config import Limits
 from harness.run import failures, network
 from harness.run.deadlines import under_timeout, under_watchdog
 from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api
+from harness.run.gate import gated, image_python
 from harness.run.sandbox import (
     SandboxPolicy,
     applied_isolation,
@@ -36,6 +41,7 @@ from harness.run.spec import RunResult, RunSpec, participant_argv, server_comman
 from harness.run.swarm_gpus import POOL, GpuGrant, advertised_gpus
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
+from harness.run.swarm_settle import SETTLING
 from harness.run.swarm_spares import SPARES, Spare
 from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
@@ -99,8 +105,8 @@ def wait_task_running(api: Any, service_id: str, what: str, budget_s: float) -> 
 class _Task:
     """The participant's task as the watchdog sees it: its exit code once it ended; kill = stop the service."""
 
-    def __init__(self, api: Any, service_id: str) -> None:
-        self.api, self.service_id = api, service_id
+    def __init__(self, api: Any, service_id: str, ended: threading.Event) -> None:
+        self.api, self.service_id, self.ended = api, service_id, ended
         self.final: dict[str, Any] | None = None
         self.killed = False
 
@@ -111,6 +117,7 @@ class _Task:
             st = (task or {}).get("Status") or {}
             if st.get("State") in ENDED:
                 self.final = task
+                self.ended.set()
                 if st.get("State") in ("complete", "failed") and "ContainerStatus" in st:
                     return int(st["ContainerStatus"].get("ExitCode") or 0)
                 if self.killed:  # we ended it (a timeout): removed with its service, as by SIGKILL
@@ -167,6 +174,9 @@ class SwarmBackend:
         self.server_log: Any = None
         self.grant: GpuGrant | None = None
         self.spare: Spare | None = None
+        self.gate_python: str | None = None  # the participant starts early behind the gate (its image's python3)
+        self.gate_file: Path | None = None
+        self.part_ended = threading.Event()
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -176,6 +186,11 @@ class SwarmBackend:
         api = self.api
         self.limits = spec.config.limits
         name = f"harness-{spec.run_id}"
+        if not spec.driven:  # an agent server is polled by the driver: it needs no gate
+            try:
+                self.gate_python = image_python(api, spec.submission_image)
+            except Exception:  # noqa: BLE001 - no gate: the participant starts once the server is healthy
+                self.gate_python = None
         self.spare = SPARES.take()  # a warm network made while the previous run worked
         if self.spare is not None:
             self.net = self.spare.net
@@ -187,9 +202,13 @@ class SwarmBackend:
         give_run_folder_to_server(spec.out_dir)
         image = pinned_image(api, spec.server_image, self.registry)
         self.images["server"] = image
+        if self.gate_python:
+            self.gate_file = run_dir.start_gate
+            self.gate_file.unlink(missing_ok=True)  # a gate left open by an earlier attempt
+        argv = server_command(spec, SERVER_PORT, "0.0.0.0") + (["--gate-file", str(self.gate_file)] if self.gate_file
+                                                                else [])
         svc = server_service(
-            name=f"{name}-server", image=image, argv=under_timeout(server_command(spec, SERVER_PORT, "0.0.0.0"),
-                                                                    spec.config.limits),
+            name=f"{name}-server", image=image, argv=under_timeout(argv, spec.config.limits),
             user=server_user(), labels=network.labels(spec.run_id, "server"), network_id=self.net["Id"],
             alias=network.SERVER_ALIAS, limits=spec.config.limits, config=spec.config, out_dir=str(spec.out_dir),
             data_label=self.data_label)
@@ -222,8 +241,15 @@ class SwarmBackend:
             self.healthy = api.exec_inspect(probe["Id"]).get("ExitCode") == 0
             if gone is not None:
                 gone.join(30)
+            if self.healthy and self.gate_file is not None:  # healthy and alone on the network: the participant may go
+                self._open_gate(self.gate_file)
         except Exception as exc:  # noqa: BLE001 - reported by wait_server_ready
             self.probe_error = exc
+
+    @staticmethod
+    def _open_gate(gate_file: Path) -> None:
+        """Let the participant waiting at the gate start (the server sees the file through its run-folder mount)."""
+        gate_file.touch()
 
     def prepare_participant(self, spec: RunSpec) -> None:
         api = self.api
@@ -242,12 +268,21 @@ class SwarmBackend:
         argv = participant_argv(spec.command)
         if isinstance(spec.command, str):
             argv = under_watchdog(argv, spec.config.limits)
+        if self.gate_python:
+            argv = gated(self.gate_python, host, SERVER_PORT, self.placement_timeout_s + SERVER_READY_TIMEOUT_S, argv)
         assert self.net is not None
         self.part_spec = participant_service(
             name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
             labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
             env=env, off_data_node=several, data_label=self.data_label,
             node_id=self.grant.node_id if self.grant else None)
+        if self.gate_python:  # placed and started now, while the server starts; it waits at the gate
+            self._create_participant()
+
+    def _create_participant(self) -> None:
+        assert self.part_spec is not None
+        self.part_service = _create_service(self.api, self.part_spec)
+        self.services.append(self.part_service)
 
     def _data_node(self) -> str | None:
         task = _task(self.api, self.server_service)
@@ -264,14 +299,13 @@ class SwarmBackend:
             raise failures.InfraError(f"server not healthy: {log_tail(run_dir.server_log)}")
 
     def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Task:
-        assert self.part_spec is not None
-        self.part_service = _create_service(self.api, self.part_spec)
-        self.services.append(self.part_service)
+        if not self.part_service:
+            self._create_participant()
         wait_task_running(self.api, self.part_service, "participant", self.placement_timeout_s)
         SPARES.prepare(self.api, spec.server_image)  # the next run's network, made while this one works
         self.client_pump = LogPump(self._participant_logs, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         self.client_pump.start()
-        self.part_task = _Task(self.api, self.part_service)
+        self.part_task = _Task(self.api, self.part_service, self.part_ended)
         return self.part_task
 
     def _participant_logs(self) -> Iterator[bytes]:
@@ -283,8 +317,9 @@ class SwarmBackend:
             self.part_cid = cid
             return iter(self.api.logs(cid, stdout=True, stderr=True, stream=True, follow=True))
         # on another node: the swarm's log stream does not end with the task, so read it whole once the task ended
-        while ((_task(self.api, self.part_service) or {}).get("Status") or {}).get("State") not in ENDED:
-            time.sleep(0.2)
+        while not self.part_ended.wait(0.2):  # set by the watchdog's poll (`_Task.wait`) once it saw the end
+            if ((_task(self.api, self.part_service) or {}).get("Status") or {}).get("State") in ENDED:
+                break
         return iter(self.api.service_logs(self.part_service, stdout=True, stderr=True, follow=False))
 
     def server_output(self) -> ServerOutput:
@@ -312,7 +347,11 @@ class SwarmBackend:
             info = api.inspect_container(cid)
             result.oom_killed = bool(info["State"].get("OOMKilled"))
             placement["image_id"] = info.get("Image")
-            result.isolation = {**applied_isolation(info, self.net), **placement}
+            try:  # read back now: an attachable network inspected right after its creation has no Driver yet
+                net = api.inspect_network(self.net["Id"])
+            except Exception:  # noqa: BLE001
+                net = self.net
+            result.isolation = {**applied_isolation(info, net), **placement}
         else:  # the container is on another node: what the swarm reports, from the service spec
             result.isolation = {"read_back": "service spec (container on another node)", **placement}
         result.client_log_truncated = self.client_pump.truncated
@@ -349,7 +388,10 @@ class SwarmBackend:
             t.join(30)
         if self.spare is not None:
             SPARES.placeholder_done(self.api, self.spare)
-        remove_services(self.api, self.services, self.net["Id"] if self.net else None)
+        if self.gate_file is not None:
+            self.gate_file.unlink(missing_ok=True)
+        self.part_ended.set()
+        remove_services(self.api, self.services, self.net["Id"] if self.net else None, settle=False)
         if self.grant:
             POOL.release(self.grant)
             self.grant = None
@@ -378,9 +420,11 @@ def _hostname(api: Any, node_id: str | None) -> str | None:
         return node_id
 
 
-def remove_services(api: Any, services: list[str], net_id: str | None, budget_s: float = 30.0) -> None:
+def remove_services(api: Any, services: list[str], net_id: str | None, budget_s: float = 30.0,
+                    settle: bool = True) -> None:
     """Remove a run's services, wait (bounded) until this node holds none of their containers, then remove the
-    network; errors are ignored, leftovers are caught by the next start's `remove_resources`."""
+    network and wait until the engine dropped its local copy (`settle=False`: `swarm_settle` waits for that in the
+    background); errors are ignored, leftovers are caught by the next start's `remove_resources`."""
     for sid in services:
         try:
             api.remove_service(sid)
@@ -398,6 +442,9 @@ def remove_services(api: Any, services: list[str], net_id: str | None, budget_s:
             if "not found" not in str(exc).lower():
                 time.sleep(0.1)
                 continue
+        if not settle:
+            SETTLING.add(api, net_id, max(1.0, deadline - time.monotonic()))
+            return
         if not api.networks(ids=[net_id]):
             return
         time.sleep(0.1)

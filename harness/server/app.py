@@ -25,6 +25,7 @@ from harness.server.handlers import (
     CompatResultHandler,
     CompatRootHandler,
     CompatSourceHandler,
+    GateHandler,
     HealthHandler,
     InfoHandler,
     NotFoundHandler,
@@ -50,6 +51,7 @@ def make_app(evaluation: Evaluation) -> tornado.web.Application:
     kw = {"evaluation": evaluation, "max_body": cap}
     routes: list[Any] = [
         (r"/health", HealthHandler, kw),
+        (r"/gate", GateHandler, kw),
         (r"/openapi\.json", OpenAPIHandler, kw),
         (r"/v1/info", InfoHandler, kw),
         (r"/v1/instances/([^/]+)/step", StepHandler, kw),

@@ -43,6 +43,7 @@ class Evaluation:
         self._lock = threading.RLock()
         self._done = threading.Event()
         self.on_done: list[Callable[[], None]] = []
+        self.gate_file: str | None = None  # GET /gate stays closed until this file exists (`--gate-file`)
         if self.is_done():
             self._done.set()
 

@@ -9,6 +9,7 @@ handed to the socket). Refusals are `ProtocolError`s, tornado `HTTPError`s that 
 from __future__ import annotations
 
 import json
+import os
 import time
 from importlib import resources
 from typing import Any
@@ -128,6 +129,19 @@ class HealthHandler(BaseHandler):
         ev = self.evaluation
         self.send_json({"status": "ok", "version": __version__, "track": ev.track.name,
                         "dataset": ev.dataset_name, "done": ev.is_done()})
+
+
+class GateHandler(BaseHandler):
+    """GET /gate: whether the participant may start. Open unless the server runs with `--gate-file`, then closed
+    (503) until the harness creates that file inside the server's container (the swarm backend starts a participant
+    on another node early, and its start waits here until the run's network holds nothing but this server)."""
+
+    def get(self) -> None:
+        path = self.evaluation.gate_file
+        if path is None or os.path.exists(path):
+            self.send_json({"open": True})
+        else:
+            self.send_json({"open": False}, 503)
 
 
 class InfoHandler(BaseHandler):

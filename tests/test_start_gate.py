@@ -1,0 +1,110 @@
+"""The start gate (harness/run/gate.py) against a real evaluation server on loopback: the participant's command
+waits while `GET /gate` is closed, then runs by exec (same process, same environment); a command that is not
+there reads as the shell's "not found" (the harness's `crash` with the name); a gate that never opens ends the
+wait with one line; a server without `--gate-file` is open; an image without python3 gets no gate."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+from harness.joint import loopback_server
+from harness.run import failures
+from harness.run.gate import gated, image_python
+from harness.server.evaluation import open_evaluation
+from harness.server.handlers import GateHandler
+from tests.text_task import make_text_task
+
+
+@pytest.fixture
+def gated_server(tmp_path: Path, monkeypatch):
+    """A server whose gate is the file `gate`; `asked` is set once the gate was asked while closed."""
+    gate = tmp_path / "gate"
+    asked = threading.Event()
+    answer = GateHandler.get
+
+    def get(self) -> None:
+        if not gate.exists():
+            asked.set()
+        answer(self)
+
+    monkeypatch.setattr(GateHandler, "get", get)
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    ev.gate_file = str(gate)
+    with loopback_server(ev) as url:
+        parts = urlsplit(url)
+        yield parts.hostname, parts.port, gate, asked
+    ev.close()
+
+
+def _gate(host: str, port: int, budget: float, argv: list[str], env: dict[str, str] | None = None
+          ) -> subprocess.Popen:
+    return subprocess.Popen(gated(sys.executable, host, port, budget, argv), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+
+
+def test_the_command_waits_at_the_closed_gate_then_runs_in_the_same_process(gated_server, tmp_path):
+    host, port, gate, asked = gated_server
+    mark = tmp_path / "ran"
+    code = f"import os; open({str(mark)!r}, 'w').write(str(os.getpid()) + ' ' + os.environ['PROBE_ENV'])"
+    proc = _gate(host, port, 60, [sys.executable, "-c", code], {"PROBE_ENV": "kept"})
+    try:
+        assert asked.wait(60), "the gate never asked the server"
+        assert proc.poll() is None and not mark.exists(), "the command ran before the gate opened"
+        gate.touch()
+        assert proc.wait(60) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+    assert mark.read_text() == f"{proc.pid} kept"  # exec: the same process and environment
+
+
+def test_a_missing_command_reads_as_not_found_and_a_closed_gate_gives_up(gated_server):
+    host, port, gate, asked = gated_server
+    gate.touch()
+    proc = _gate(host, port, 60, ["no-such-binary-xyz", "--flag"])
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == failures.NOT_FOUND_EXIT
+    assert failures.command_not_found(proc.returncode, err.splitlines()) == "executable file not found: " \
+                                                                            "no-such-binary-xyz"
+    gate.unlink()
+    proc = _gate(host, port, 0.3, [sys.executable, "-c", "pass"])
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 125 and asked.is_set()
+    assert err.strip() == "harness gate: the evaluation server did not let the participant start within 0.3s"
+
+
+def test_a_server_without_gate_file_is_open(tmp_path):
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    with loopback_server(ev) as url:
+        answer = requests.get(f"{url}/gate", timeout=5)
+    ev.close()
+    assert answer.status_code == 200 and answer.json() == {"open": True}
+
+
+@pytest.mark.docker
+def test_image_python_finds_python3_or_none(tmp_path):
+    from harness.images.base import DEFAULT_TAG, ensure_base_image
+    from harness.run.docker_backend import docker_api
+
+    api = docker_api()
+    ensure_base_image()
+    assert image_python(api, DEFAULT_TAG) == "/usr/bin/python3"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:  # an image holding one file and no python3
+        info = tarfile.TarInfo("hello.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    api.import_image_from_data(buf.getvalue(), repository="harness-test-nopython", tag="latest")
+    try:
+        assert image_python(api, "harness-test-nopython:latest") is None
+    finally:
+        api.remove_image("harness-test-nopython:latest", force=True)
