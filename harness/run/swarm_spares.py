@@ -3,9 +3,10 @@
 The first task on a fresh overlay network waits ~0.5 s while the node sets the network up (namespace, VXLAN
 device, DNS). A spare network is made in the background while the previous run works, with an inert placeholder
 container on the data node holding that set-up; the next run takes it, starts its server on it, and the placeholder
-is removed as soon as the server runs — before the participant starts, so a run's participant only ever sees its own
-server. Spares carry the harness labels (a killed harness's are removed at the next start) and are removed when the
-batch ends or is interrupted (`close`).
+is removed as soon as the server runs — before the participant's command starts (a participant started early waits
+at the start gate until then, `gate`), so a run's participant only ever sees its own server. Spares carry the
+harness labels (a killed harness's are removed at the next start) and are removed when the batch ends or is
+interrupted (`close`).
 """
 
 from __future__ import annotations
