@@ -1,7 +1,8 @@
 """The start gate (harness/run/gate.py) against a real evaluation server on loopback: the participant's command
 waits while `GET /gate` is closed, then runs by exec (same process, same environment); a command that is not
 there reads as the shell's "not found" (the harness's `crash` with the name); a gate that never opens ends the
-wait with one line; a server without `--gate-file` is open; an image without python3 gets no gate."""
+wait with one line; a server without `--gate-file` is open; a bad `wait` is a 400; an image without python3 gets
+no gate."""
 
 from __future__ import annotations
 
@@ -32,10 +33,10 @@ def gated_server(tmp_path: Path, monkeypatch):
     asked = threading.Event()
     answer = GateHandler.get
 
-    def get(self) -> None:
+    async def get(self) -> None:
         if not gate.exists():
             asked.set()
-        answer(self)
+        await answer(self)
 
     monkeypatch.setattr(GateHandler, "get", get)
     ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
@@ -82,12 +83,14 @@ def test_a_missing_command_reads_as_not_found_and_a_closed_gate_gives_up(gated_s
     assert err.strip() == "harness gate: the evaluation server did not let the participant start within 0.3s"
 
 
-def test_a_server_without_gate_file_is_open(tmp_path):
+def test_a_server_without_gate_file_is_open_and_a_bad_wait_is_refused(tmp_path):
     ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
     with loopback_server(ev) as url:
         answer = requests.get(f"{url}/gate", timeout=5)
+        bad = requests.get(f"{url}/gate?wait=soon", timeout=5)
     ev.close()
     assert answer.status_code == 200 and answer.json() == {"open": True}
+    assert bad.status_code == 400 and "'wait' must be a number of seconds" in bad.json()["error"]
 
 
 @pytest.mark.docker

@@ -4,7 +4,8 @@ harness lets it run.
 Starting a container on a Swarm worker costs about a second (the node sets the run's overlay network up), most of
 it while the server on the data node is still starting. The swarm backend therefore creates the participant's
 service together with the server's and runs the participant's command behind this gate: a few lines of Python (the
-image's own `python3`, isolated mode) that poll the server's `GET /gate` and then `exec` the command unchanged, with
+image's own `python3`, isolated mode) that wait on the server's `GET /gate` (held until it opens, up to 10 s per
+request; retried every 10 ms while the server does not listen yet) and then `exec` the command unchanged, with
 the same environment, user and PID. The server keeps `/gate` closed (`harness server --gate-file`) until the harness
 creates the gate file in the run folder (bind-mounted into the server's container on the data node, where the
 harness runs; the participant never sees it), which it does once the server answers `/health` and the run's network
@@ -27,7 +28,8 @@ GATE = (
     "end=time.monotonic()+budget\n"
     "while True:\n"
     "  try:\n"
-    "    c=http.client.HTTPConnection(host,port,timeout=2);c.request('GET','/gate')\n"
+    "    c=http.client.HTTPConnection(host,port,timeout=max(1,min(budget,10))+5)\n"
+    "    c.request('GET','/gate?wait=%g'%max(0,min(10,end-time.monotonic())))\n"
     "    s=c.getresponse().status;c.close()\n"
     "    if s==200: break\n"
     "  except (OSError,http.client.HTTPException): pass\n"

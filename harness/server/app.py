@@ -40,7 +40,7 @@ log = logging.getLogger("harness.server")
 def _log_request(handler: tornado.web.RequestHandler) -> None:
     """Access log: only refused requests, one line each (a line per action would cost more than the action)."""
     status = handler.get_status()
-    if status >= 400:
+    if status >= 400 and not isinstance(handler, GateHandler):  # a closed gate is an answer, not a refusal
         log.warning("%d %s %s: %s", status, handler.request.method, handler.request.uri[:120],
                     getattr(handler, "refusal", ""))
 

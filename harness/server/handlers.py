@@ -8,6 +8,7 @@ handed to the socket). Refusals are `ProtocolError`s, tornado `HTTPError`s that 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -34,6 +35,8 @@ from harness.server.evaluation import MAX_COMPAT_SEGMENT_MS, Evaluation
 from harness.server.session import Session
 
 _clock = time.monotonic
+MAX_GATE_WAIT_S = 30.0
+GATE_POLL_S = 0.005  # how often a held GET /gate looks for the gate file
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -132,16 +135,25 @@ class HealthHandler(BaseHandler):
 
 
 class GateHandler(BaseHandler):
-    """GET /gate: whether the participant may start. Open unless the server runs with `--gate-file`, then closed
-    (503) until the harness creates that file inside the server's container (the swarm backend starts a participant
-    on another node early, and its start waits here until the run's network holds nothing but this server)."""
+    """GET /gate[?wait=SECONDS]: whether the participant may start. Open unless the server runs with `--gate-file`,
+    then closed (503) until the harness creates that file in the run folder (the swarm backend starts a participant
+    on another node early, and its command waits here until the server is healthy and alone on the run's network).
+    `wait` (at most 30) holds the answer until the gate opens or the time is up: one request instead of a poll."""
 
-    def get(self) -> None:
+    async def get(self) -> None:
         path = self.evaluation.gate_file
-        if path is None or os.path.exists(path):
-            self.send_json({"open": True})
-        else:
-            self.send_json({"open": False}, 503)
+        raw = self.get_query_argument("wait", "0")
+        try:
+            wait = min(max(float(raw), 0.0), MAX_GATE_WAIT_S)
+        except ValueError:
+            raise ProtocolError(f"query parameter 'wait' must be a number of seconds, got {raw[:40]!r}") from None
+        end = _clock() + wait
+        while path is not None and not os.path.exists(path):
+            if _clock() >= end:
+                self.send_json({"open": False}, 503)
+                return
+            await asyncio.sleep(GATE_POLL_S)
+        self.send_json({"open": True})
 
 
 class InfoHandler(BaseHandler):
