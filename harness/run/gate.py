@@ -21,7 +21,8 @@ from typing import Any
 
 #: Where an image's python3 may live.
 PYTHON_PATHS = ("/usr/bin/python3", "/usr/local/bin/python3")
-#: The gate: poll GET /gate (no proxies), then exec the command; a shell's messages and codes when it cannot.
+#: The gate: wait on GET /gate (held requests, no proxies), then exec the command; a shell's messages and
+#: codes when it cannot.
 GATE = (
     "import http.client,os,sys,time\n"
     "host,port,budget=sys.argv[1],int(sys.argv[2]),float(sys.argv[3]);argv=sys.argv[4:]\n"

@@ -41,7 +41,7 @@ from harness.run.spec import RunResult, RunSpec, participant_argv, server_comman
 from harness.run.swarm_gpus import POOL, GpuGrant, advertised_gpus
 from harness.run.swarm_registry import pinned_image
 from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
-from harness.run.swarm_settle import SETTLING
+from harness.run.swarm_settle import remove_network
 from harness.run.swarm_spares import SPARES, Spare
 from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
@@ -435,19 +435,8 @@ def remove_services(api: Any, services: list[str], net_id: str | None, budget_s:
         of_service = {"label": f"com.docker.swarm.service.id={sid}"}
         while time.monotonic() < deadline and api.containers(all=True, filters=of_service):
             time.sleep(0.1)
-    while net_id and time.monotonic() < deadline:
-        try:
-            api.remove_network(net_id)
-        except Exception as exc:  # noqa: BLE001 - endpoints still attached while tasks shut down
-            if "not found" not in str(exc).lower():
-                time.sleep(0.1)
-                continue
-        if not settle:
-            SETTLING.add(api, net_id, max(1.0, deadline - time.monotonic()))
-            return
-        if not api.networks(ids=[net_id]):
-            return
-        time.sleep(0.1)
+    if net_id:
+        remove_network(api, net_id, max(0.0, deadline - time.monotonic()), settle)
 
 
 def is_data_node(node: dict[str, Any], data_label: str | None) -> bool:

@@ -64,3 +64,22 @@ class Settling:
 
 SETTLING = Settling()
 atexit.register(SETTLING.settle)
+
+
+def remove_network(api: Any, net_id: str, budget_s: float, settle: bool = True) -> None:
+    """Remove a swarm network (retrying while endpoints are still released), then wait until the engine dropped
+    its local copy, or (`settle=False`) leave that wait to `SETTLING`; bounded, errors left to the next start."""
+    deadline = time.monotonic() + budget_s
+    while time.monotonic() < deadline:
+        try:
+            api.remove_network(net_id)
+        except Exception as exc:  # noqa: BLE001 - endpoints still attached while tasks shut down
+            if "not found" not in str(exc).lower():
+                time.sleep(0.1)
+                continue
+        if not settle:
+            SETTLING.add(api, net_id, max(1.0, deadline - time.monotonic()))
+            return
+        if not api.networks(ids=[net_id]):
+            return
+        time.sleep(0.1)

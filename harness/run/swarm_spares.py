@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from harness.run import network
+from harness.run.swarm_settle import remove_network
 
 PLACEHOLDER_COMMAND = ["sleep", "86400"]
 
@@ -57,18 +58,7 @@ def remove(api: Any, spare: Spare, budget_s: float = 10.0) -> None:
             api.remove_container(spare.placeholder, force=True)
         except Exception:  # noqa: BLE001
             pass
-    deadline = time.monotonic() + budget_s
-    net_id = spare.net["Id"]
-    while time.monotonic() < deadline:
-        try:
-            api.remove_network(net_id)
-        except Exception as exc:  # noqa: BLE001 - the endpoint is still being released
-            if "not found" not in str(exc).lower():
-                time.sleep(0.1)
-                continue
-        if not api.networks(ids=[net_id]):  # the engine drops its local copy a moment after the removal
-            return
-        time.sleep(0.1)
+    remove_network(api, spare.net["Id"], budget_s)
 
 
 class Spares:
