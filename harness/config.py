@@ -17,6 +17,7 @@ import yaml
 from harness.errors import ConfigError
 from harness.fields import not_one_of, unknown_field
 from harness.metric_registry import (
+    ALL_LATENCY_METRICS,
     LATENCY_METRICS,
     LONGFORM_LATENCY_METRICS,
     MODEL_METRICS,
@@ -31,6 +32,8 @@ LATENCY_UNITS = ("word", "char")
 TOKENIZERS = ("13a", "zh", "char", "ja-mecab", "intl", "none")
 SEGMENTATIONS = ("shortform", "longform")
 RESEGMENTATIONS = ("softsegmenter", "mwersegmenter")
+# where a recording ends for LongYAAL: at its last reference sentence (OmniSTEval's cut) or at the end of its audio
+LONGFORM_ENDS = ("reference", "audio")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
 _TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics")
@@ -38,7 +41,7 @@ BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
-                 "segmentation", "resegmentation", "anticipation")
+                 "segmentation", "resegmentation", "longform_end", "anticipation")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text")
@@ -91,6 +94,7 @@ class Track:
     baseline: str | None = None
     segmentation: str = "shortform"
     resegmentation: str = "softsegmenter"
+    longform_end: str = "reference"  # LongYAAL's end of a recording: its last reference sentence, or its audio's end
     anticipation: bool = False  # Average Anticipation of the references and of every run (text tracks)
 
     @property
@@ -282,10 +286,14 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     resegmentation = r.choice(m, "resegmentation", where, RESEGMENTATIONS, "softsegmenter")
     if "resegmentation" in m and not longform:
         raise r.fail(f"{where}.resegmentation", "only long-form tracks (segmentation: longform) are resegmented")
-    latency_names = LONGFORM_LATENCY_METRICS if longform else LATENCY_METRICS
+    longform_end = r.choice(m, "longform_end", where, LONGFORM_ENDS, "reference")
+    if "longform_end" in m and not longform:
+        raise r.fail(f"{where}.longform_end", "only long-form tracks (segmentation: longform) have recordings")
+    latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
     default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
     quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
-    latency = r.names(m, "latency", where, latency_names, list(latency_names))
+    latency = r.names(m, "latency", where, latency_names,
+                      [n for n in latency_names if n in (LATENCY_METRICS + LONGFORM_LATENCY_METRICS)])
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
     pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
     pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
@@ -319,6 +327,7 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         baseline=r.get(m, "baseline", where, str, None),
         segmentation=segmentation,
         resegmentation=resegmentation,
+        longform_end=longform_end,
         anticipation=_anticipation(r, m, where, modality),
     )
 

@@ -94,4 +94,4 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
     track = evaluation.track
     from harness.scoring.options import track_scoring_options
 
-    return summary, write_scores(evaluation.writer.path, **track_scoring_options(track))
+    return summary, write_scores(evaluation.writer.path, options=track_scoring_options(track))

@@ -24,6 +24,7 @@ __all__ = [
     "MODEL_METRICS",
     "SCORED_QUALITY",
     "LATENCY_METRICS",
+    "ALL_LATENCY_METRICS",
     "DIAGNOSTIC_METRICS",
     "OPTIONAL_METRICS",
     "LONGFORM_LATENCY_METRICS",
@@ -102,10 +103,18 @@ REGISTRY: dict[str, MetricSpec] = {
              "End offset: delay of the last target word minus the source length (0: written at the end)."),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
+        MetricSpec("CW", "latency", LOWER, DELAY_UNIT,
+                   "Continuous Wait length (Gu et al., 2017): the source read between two consecutive writes, "
+                   "averaged over the waits of an instance (a wait is the source read since the previous write, "
+                   "the first from the start; writes at the same point are one write), then over the instances "
+                   "with output.", "both", False, "harness.metrics.latency:continuous_wait", "shortform",
+                   optional=True),
         *(MetricSpec(n, "latency", LOWER, "proportion" if n == "LongAP" else DELAY_UNIT, text, "speech", True,
                      "harness.longform.latency:sentence_values", "longform") for n, text in (
             ("LongYAAL", "LongYAAL (OmniSTEval): YAAL of each reference sentence after SoftSegmenter resegmentation, "
-                         "counting words written until the end of the recording (not of the sentence)."),
+                         "counting the words written before the recording ends — at the end of its last reference "
+                         "sentence, as OmniSTEval cuts it (words written during audio after that sentence are left "
+                         "out), or at the end of the audio with `longform_end: audio`."),
             ("StreamLAAL", "StreamLAAL (simulstream): LAAL of each reference sentence after mwerSegmenter "
                            "resegmentation of the recording's output stream."),
             ("LongAL", "LongAL (OmniSTEval): Average Lagging of each resegmented reference sentence."),
@@ -177,7 +186,9 @@ QUALITY_METRICS = tuple(s.name for s in REGISTRY.values() if s.kind == "quality"
 MODEL_METRICS = tuple(s.name for s in REGISTRY.values() if s.model)
 #: every quality metric a track may list
 SCORED_QUALITY = names("quality")
-LATENCY_METRICS = names("latency")
+#: the short-form latency metrics every run gets (`ALL_LATENCY_METRICS` adds the optional ones, e.g. CW)
+ALL_LATENCY_METRICS = names("latency")
+LATENCY_METRICS = tuple(n for n in ALL_LATENCY_METRICS if not REGISTRY[n].optional)
 LONGFORM_LATENCY_METRICS = names("latency", "longform")
 DIAGNOSTIC_METRICS = names("diagnostic")
 

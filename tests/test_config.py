@@ -87,7 +87,7 @@ def test_invalid_yaml_names_line(tmp_path: Path) -> None:
         ("    modality: text", "    modality: text\n    latency_unit: words",
          "tracks[0].latency_unit: 'words' is not one of word, char; did you mean 'word'?"),
         ("latency: LAAL}", "latency: laal}",
-         "tracks[0].primary.latency: 'laal' is not one of AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL; "
+         "tracks[0].primary.latency: 'laal' is not one of AL, LAAL, AP, DAL, ATD, StartOffset, EndOffset, YAAL, CW; "
          "did you mean 'LAAL'?"),
         ("memory: 2g", "memory: 2 gigs", "limits.memory: not a size: '2 gigs' (examples: 2g, 256m, 1048576)"),
         ("memory: 2g", "memory: 2g, shm_size: 0", "limits.shm_size: must be a positive size, got 0"),

@@ -58,7 +58,7 @@ def test_a_whole_talk_is_one_instance_with_one_output_stream(oracle_run) -> None
 def test_oracle_output_resegments_exactly_onto_the_references(oracle_run) -> None:
     _, scores = oracle_run
     assert scores["BLEU"]["score"] == pytest.approx(100.0)
-    assert scores["BLEU"]["signature"].endswith("|reseg:softsegmenter")
+    assert scores["BLEU"]["signature"].endswith("|reseg:softsegmenter+moses:es")
     assert scores["StreamLAAL"]["resegmentation"] == "mwersegmenter"
     assert scores["LongYAAL"]["resegmentation"] == "softsegmenter"
     # a sentence is written at the first 320-ms segment boundary 500 ms past its end; its first word's delay is

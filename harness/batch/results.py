@@ -53,7 +53,7 @@ def score_run(run_dir: Path, track: Track, partial: bool, **options: Any) -> dic
         return None
     from harness.scoring.options import track_scoring_options
 
-    scores, rows = score_log(log, **track_scoring_options(track), **options)
+    scores, rows = score_log(log, track_scoring_options(track), **options)
     write_instance_scores(log.parent, rows)
     if isinstance(scores.get("info"), dict):
         scores["info"]["partial"] = partial

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from harness.metric_registry import MODEL_METRICS
+from harness.scoring.options import ScoringOptions
 
 HELP = "score an instances.log (the harness's or SimulEval's) and write scores.json beside it"
 
@@ -34,8 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
     parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
                         help="only these metrics (default: all but the optional METEOR)")
-    parser.add_argument("--target-lang", default="en",
-                        help="target language: METEOR uses stems and WordNet synonyms for en only (default en)")
+    parser.add_argument("--target-lang", default=None, metavar="LANG",
+                        help="target language (default: the one the run recorded): SoftSegmenter splits words with "
+                             "its Moses tokenizer as OmniSTEval's --lang, zh/ja align by character, METEOR uses "
+                             "stems and WordNet synonyms for en only (English modules when no language is known)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
     lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
     lf.add_argument("--segmentation", default=None, metavar="YAML",
@@ -45,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
     lf.add_argument("--simulstream-config", default=None, metavar="YAML",
                     help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
+    lf.add_argument("--longform-end", choices=("reference", "audio"), default=None,
+                    help="where a recording ends for LongYAAL: its last reference sentence (OmniSTEval's cut, the "
+                         "official value; default) or the end of its audio")
     lf.add_argument("--resegmentation", choices=("softsegmenter", "mwersegmenter"), default=None,
                     help="resegmentation for quality (default: the log's, else softsegmenter)")
 
@@ -105,8 +112,8 @@ def _references(values: list[str] | None) -> dict[str, Path]:
     return out
 
 
-def _score_foreign_longform(given: str, args: argparse.Namespace, options: dict[str, Any]
-                            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _score_foreign_longform(given: str, args: argparse.Namespace, options: ScoringOptions,
+                            sources: list[str] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A long-form log of another tool, with the segmentation given on the command line."""
     from harness import layout
     from harness.longform import interop
@@ -121,8 +128,8 @@ def _score_foreign_longform(given: str, args: argparse.Namespace, options: dict[
     records = interop.attach_segmentation(records, Path(args.segmentation), _references(args.references),
                                           Path(args.transcripts) if args.transcripts else None,
                                           args.resegmentation or "softsegmenter")
-    return score_records_with_instances(records, latency_unit=args.latency_unit or "word", source=str(log),
-                                        **options)
+    return score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",
+                                        source=str(log), source_texts=sources)
 
 
 def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
@@ -146,6 +153,31 @@ def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
     return found
 
 
+def scoring_options(args: argparse.Namespace) -> ScoringOptions:
+    """The command line's scoring options, built once (a flag not given leaves the run's own setting)."""
+    return ScoringOptions(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
+                          computation_aware=not args.no_computation_aware,
+                          metrics=tuple(args.metrics) if args.metrics is not None else None,
+                          target_lang=args.target_lang, longform_end=args.longform_end or "reference",
+                          model_metrics=model_metrics(args))
+
+
+def warnings(scores: dict[str, Any]) -> list[str]:
+    """What a reader of the scores must know: output that the official long-form latency leaves out."""
+    counts = scores.get("counts") or {}
+    info = scores.get("info") or {}
+    out = []
+    n = counts.get("trailing_units") or 0
+    if n and info.get("recording_end", "reference") == "reference":
+        out.append(f"{n} output units of {counts.get('recordings_with_trailing_units')} recording(s) were written "
+                   "after the last reference sentence ended: LongYAAL leaves them out, as OmniSTEval does "
+                   "(--longform-end audio counts them up to the end of the audio)")
+    if info.get("segmentation") == "longform" and not info.get("target_lang"):
+        out.append("no target language known: SoftSegmenter split no words (OmniSTEval without --lang); "
+                   "pass --target-lang to score as IWSLT does")
+    return out
+
+
 def _source_text(path: str | None) -> list[str] | None:
     from harness.errors import HarnessError
 
@@ -162,17 +194,17 @@ def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
-    settings, sources = model_metrics(args), _source_text(args.source_text)
-    options = dict(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
-                   computation_aware=not args.no_computation_aware, metrics=args.metrics,
-                   target_lang=args.target_lang, model_metrics=settings, source_texts=sources)
+    sources = _source_text(args.source_text)
+    options = scoring_options(args)
     results = []
     for path in args.path:
         if args.segmentation:
-            scores, rows = _score_foreign_longform(path, args, options)
+            scores, rows = _score_foreign_longform(path, args, options, sources)
         else:
-            scores, rows = score_log(path, latency_unit=args.latency_unit, resegmentation=args.resegmentation,
-                                     **options)
+            scores, rows = score_log(path, options.but(resegmentation=args.resegmentation),
+                                     latency_unit=args.latency_unit, source_texts=sources)
+        for line in warnings(scores):
+            print(f"warning: {path}: {line}", file=sys.stderr)
         target = None
         if not args.no_write:
             target = write_scores(path, scores)

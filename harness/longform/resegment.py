@@ -38,7 +38,7 @@ class SentenceOutput:
     units: list[str]
     delays: list[float]  # ms from the sentence's offset
     elapsed: list[float] | None  # computation-aware, ms from the sentence's offset
-    time_to_recording_end: float  # ms from the sentence's offset to the end of the recording's last sentence
+    time_to_recording_end: float  # ms from the sentence's offset to the recording's end (its last sentence's, default)
 
     @property
     def source_length(self) -> float:
@@ -111,11 +111,13 @@ def resegment(
     method: str = "softsegmenter",
     char_level: bool = False,
     lang: str | None = None,
+    recording_end: float | None = None,
 ) -> list[SentenceOutput]:
     """One `SentenceOutput` per reference sentence of one recording (in order), by `method`.
 
     `units`, `delays` and `elapsed` are the recording's final output stream with its times in ms from the start of
-    the recording; `reference_set` names the reference texts aligned against.
+    the recording; `reference_set` names the reference texts aligned against. `recording_end` (ms) is where the
+    recording ends for LongYAAL: by default the end of its last reference sentence, as OmniSTEval cuts it.
     """
     if method not in METHODS:
         raise ValueError(f"unknown resegmentation method {method!r} (choose from {', '.join(METHODS)})")
@@ -128,7 +130,8 @@ def resegment(
         pieces = _soft_pieces(references, units, char_level, lang)
     else:
         pieces = _mwer_pieces(references, units, char_level)
-    recording_end = max((s.end_ms for s in sentences), default=0.0)
+    if recording_end is None:
+        recording_end = max((s.end_ms for s in sentences), default=0.0)
     out = []
     for sentence, piece in zip(sentences, pieces, strict=True):
         off = sentence.offset_ms

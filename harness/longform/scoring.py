@@ -14,6 +14,7 @@ Recordings that failed keep what they wrote: their sentences are scored like the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -23,6 +24,7 @@ from harness.longform.latency import SOFT_METRICS, STREAM_METRICS, sentence_valu
 from harness.longform.model import RefSentence
 from harness.longform.resegment import METHODS, SentenceOutput, resegment
 from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
+from harness.scoring.options import ScoringOptions
 from harness.units import join_units, split_units
 
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
@@ -57,9 +59,32 @@ def _version(package: str) -> str:
         return "absent"
 
 
-def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set: str, unit: str
-                  ) -> list[list[SentenceOutput]]:
-    """Per recording (in the order given), its sentences' outputs by `method` against `reference_set`."""
+def softsegmenter_tokens(lang: str | None, unit: str) -> str:
+    """How SoftSegmenter splits the words it aligns: `chars`, `moses:LANG` (OmniSTEval's `--lang`) or `words`."""
+    if unit == "char":
+        return "chars"
+    return f"moses:{lang}" if lang else "words"
+
+
+def segmenter_label(method: str, lang: str | None, unit: str) -> str:
+    """The resegmentation as signatures record it: `softsegmenter+moses:es`, `mwersegmenter+words`, ..."""
+    tokens = softsegmenter_tokens(lang, unit) if method == "softsegmenter" else ("chars" if unit == "char" else "words")
+    return f"{method}+{tokens}"
+
+
+def recording_end_ms(record: dict[str, Any], end: str) -> float | None:
+    """Where the recording ends for LongYAAL: None (its last reference sentence, OmniSTEval's cut) or, for
+    `end="audio"`, the end of its audio (`source_length`)."""
+    if end != "audio":
+        return None
+    length = record.get("source_length")
+    return float(length) if isinstance(length, (int, float)) and not isinstance(length, bool) else None
+
+
+def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set: str, unit: str,
+                  lang: str | None = None, end: str = "reference") -> list[list[SentenceOutput]]:
+    """Per recording (in the order given), its sentences' outputs by `method` against `reference_set`; `lang`
+    splits words for SoftSegmenter as OmniSTEval's `--lang` does; `end` says where each recording ends."""
     out = []
     for rec in records:
         units = split_units(rec.get("prediction") or "", unit)
@@ -70,7 +95,8 @@ def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set:
         if len(units) != len(delays):
             raise HarnessError(f"instance {rec.get('index')}: {len(units)} output units but {len(delays)} delays")
         out.append(resegment(recording_sentences(rec), units, delays, elapsed, reference_set=reference_set,
-                             method=method, char_level=unit == "char"))
+                             method=method, char_level=unit == "char", lang=None if unit == "char" else lang,
+                             recording_end=recording_end_ms(rec, end)))
     return out
 
 
@@ -84,8 +110,8 @@ def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> l
     return rows
 
 
-def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str], reference_set: str, unit: str
-                 ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
+def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str], reference_set: str, unit: str,
+                 lang: str | None, end: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
                             dict[str, list[list[SentenceOutput]]], str]:
     """(sentence records, per-sentence metric values by resegmentation, outputs by resegmentation, the method the
     sentence records come from: `method`, unless no quality metric is wanted and another one was computed)."""
@@ -94,7 +120,7 @@ def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str
         needed.add("softsegmenter")
     if wanted & set(STREAM_METRICS):
         needed.add("mwersegmenter")
-    by_method = {m: resegment_run(records, m, reference_set, unit) for m in sorted(needed or {method})}
+    by_method = {m: resegment_run(records, m, reference_set, unit, lang, end) for m in sorted(needed or {method})}
     if method not in by_method:  # no quality metric asked for: the sentences shown come from the one computed
         method = next(iter(by_method))
     per_sentence: dict[str, list[dict[str, float | None]]] = {}
@@ -105,127 +131,179 @@ def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str
     return _sentence_records(by_method[method], unit), per_sentence, by_method, method
 
 
-def sentence_scores(records: list[dict[str, Any]], *, latency_unit: str, resegmentation: str | None = None
+@dataclass(frozen=True)
+class _Plan:
+    """What one long-form scoring resegments with: the method for quality, the unit, SoftSegmenter's language and
+    where recordings end."""
+
+    method: str
+    unit: str
+    lang: str | None
+    end: str
+
+    @property
+    def label(self) -> str:
+        return segmenter_label(self.method, self.lang, self.unit)
+
+
+def _plan(records: Sequence[dict[str, Any]], options: ScoringOptions, latency_unit: str) -> _Plan:
+    method = options.resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
+    if method not in METHODS:
+        raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
+    unit = "char" if latency_unit == "char" or options.char_level_target else "word"
+    return _Plan(method, unit, None if unit == "char" else options.language, options.longform_end)
+
+
+def sentence_scores(records: list[dict[str, Any]], options: ScoringOptions, *, latency_unit: str
                     ) -> tuple[list[dict[str, Any]], dict[str, list[float | None]], list[dict[str, Any]]]:
     """For the results stage: (sentence records of the track's resegmentation, per-sentence values of every
     long-form latency metric, the per-recording instance_scores rows)."""
     records = sorted(records, key=lambda r: r.get("index", 0))
-    method = resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
-    unit = "char" if latency_unit == "char" else "word"
+    plan = _plan(records, options, latency_unit)
     first = next(iter(records[0]["longform"].get("sentences") or {"orig": None}))
     wanted = set(LONGFORM_LATENCY_METRICS) | set(QUALITY_METRICS)
-    sentence_recs, per_sentence, by_method, method = _resegmented(records, method, wanted, first, unit)
+    sentence_recs, per_sentence, by_method, method = _resegmented(records, plan.method, wanted, first, plan.unit,
+                                                                  plan.lang, plan.end)
     values: dict[str, list[float | None]] = {}
     for rows in per_sentence.values():
         for name in (rows[0] if rows else {}):
             values[name] = [r.get(name) for r in rows]
-    return sentence_recs, values, _rows(records, by_method[method], per_sentence, unit)
+    return sentence_recs, values, _rows(records, by_method[method], per_sentence, plan.unit)
 
 
-def score_longform(
-    records: list[dict[str, Any]],
-    *,
-    latency_unit: str,
-    tokenizer: str = "13a",
-    computation_aware: bool = True,
-    reference_sets: list[str] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 12345,
-    source: str | None = None,
-    metrics: Sequence[str] | None = None,
-    resegmentation: str | None = None,
-    also: Sequence[str] = (),
-    target_lang: str = "en",
-    model_metrics: dict[str, Any] | None = None,
-    **_: Any,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(scores.json object, per-recording rows with their sentences) of a long-form run's records."""
+def _wanted(options: ScoringOptions) -> set[str]:
+    known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS) | set(MODEL_METRICS)
+    wanted = (set(options.metrics) if options.metrics is not None
+              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(options.also)
+              | set(options.model_metrics))
+    if wanted - known:
+        raise HarnessError(f"unknown metric(s) for a long-form run: {', '.join(sorted(wanted - known))}")
+    return wanted
+
+
+def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOutput]], wanted: set[str],
+             sets: list[str], options: ScoringOptions, plan: _Plan) -> dict[str, Any]:
+    """String and neural quality on the resegmented sentences, each signature naming the resegmentation."""
+    from harness.scoring.corpus import score_records_with_instances
+    from harness.scoring.neural import longform_source_texts
+
+    quality = [m for m in QUALITY_METRICS if m in wanted]
+    neural = [m for m in MODEL_METRICS if m in wanted]
+    if not quality and not neural:
+        return {}
+    sources = longform_source_texts([o.sentence for outs in outputs for o in outs]) if neural else None
+    q, _ = score_records_with_instances(sentence_recs, options.but(metrics=quality + neural, reference_sets=sets,
+                                                                   also=()),
+                                        latency_unit="ms", speech=True, source_texts=sources)
+    out = {}
+    for key, rec in q.items():
+        if key not in ("counts", "info"):
+            if rec.get("signature"):
+                rec["signature"] += f"|reseg:{plan.label}"
+            rec["resegmentation"] = plan.method
+            out[key] = rec
+    return out
+
+
+def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str], first: str,
+             options: ScoringOptions, plan: _Plan) -> dict[str, Any]:
+    """The Long* family and StreamLAAL (with `_CA` twins): means over sentences with bootstrap intervals."""
     import numpy as np
 
     from harness.metrics.quality import resample_counts
-    from harness.metrics.stability import corpus_normalized_erasure
-    from harness.scoring.corpus import mean_records, score_records_with_instances
+    from harness.scoring.corpus import mean_records
 
-    records = sorted(records, key=lambda r: r.get("index", 0))
-    method = resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
-    if method not in METHODS:
-        raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
-    unit = "char" if latency_unit == "char" else "word"
-    model_metrics = model_metrics or {}
-    known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS) | set(MODEL_METRICS)
-    wanted = (set(metrics) if metrics is not None
-              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(also) | set(model_metrics))
-    if wanted - known:
-        raise HarnessError(f"unknown metric(s) for a long-form run: {', '.join(sorted(wanted - known))}")
-    sets = list(reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
-    first = sets[0]
-
-    sentence_recs, per_sentence, by_method, method = _resegmented(records, method, wanted, first, unit)
-    out: dict[str, Any] = {}
-    quality = [m for m in QUALITY_METRICS if m in wanted]
-    neural = [m for m in MODEL_METRICS if m in wanted]
-    if quality or neural:
-        from harness.scoring.neural import longform_source_texts
-
-        sources = longform_source_texts([o.sentence for outs in by_method[method] for o in outs]) if neural else None
-        q, _ = score_records_with_instances(sentence_recs, latency_unit="ms", tokenizer=tokenizer,
-                                            reference_sets=sets, bootstrap=bootstrap, seed=seed, speech=True,
-                                            metrics=quality + neural, target_lang=target_lang,
-                                            model_metrics=model_metrics, source_texts=sources)
-        for key, rec in q.items():
-            if key not in ("counts", "info"):
-                if rec.get("signature"):
-                    rec["signature"] += f"|reseg:{method}"
-                rec["resegmentation"] = method
-                out[key] = rec
-
-    n_sent = len(sentence_recs)
-    counts = resample_counts(n_sent, bootstrap, seed) if bootstrap > 1 else None
+    n_sent = len(next(iter(per_sentence.values()))) if per_sentence else 0
+    counts = resample_counts(n_sent, options.bootstrap, options.seed) if options.bootstrap > 1 and n_sent else None
     names: list[tuple[str, str]] = []
     for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
         if m not in per_sentence:
             continue
         plain = [n for n in LONGFORM_LATENCY_METRICS if n in fam and n in wanted]
-        has_ca = computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
+        has_ca = options.computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
         names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
     columns = [np.array([np.nan if row.get(n) is None else row[n] for row in per_sentence[m]], dtype=np.float64)
                for m, n in names]
+    out: dict[str, Any] = {}
     for (m, name), (score, ci) in zip(names, mean_records(columns, counts), strict=True):
         entry: dict[str, Any] = {"score": score, "ci95": ci, "reference_set": first,
                                  "computation_aware": name.endswith("_CA"), "resegmentation": m,
+                                 "segmenter": segmenter_label(m, plan.lang, plan.unit),
                                  **metric_registry.describe_key(name, "ms")}
+        if m == "softsegmenter":
+            entry["recording_end"] = plan.end
         if score is None:
             entry["note"] = "no sentence received output"
         out[name] = entry
+    return out
 
+
+def trailing_units(record: dict[str, Any]) -> int:
+    """Units written at or after the end of the recording's last reference sentence: OmniSTEval's LongYAAL leaves
+    them out (its recording ends there), whatever the audio after that sentence holds."""
+    segments = record["longform"].get("segments") or []
+    end = max((float(off) + float(dur) for off, dur in segments), default=0.0)
+    return sum(1 for d in record.get("delays") or [] if d >= end)
+
+
+def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, latency_unit: str,
+                   source: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(scores.json object, per-recording rows with their sentences) of a long-form run's records."""
+    from harness.metrics.stability import corpus_normalized_erasure
+
+    records = sorted(records, key=lambda r: r.get("index", 0))
+    plan = _plan(records, options, latency_unit)
+    wanted = _wanted(options)
+    sets = list(options.reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
+    first = sets[0]
+    sentence_recs, per_sentence, by_method, method = _resegmented(records, plan.method, wanted, first, plan.unit,
+                                                                  plan.lang, plan.end)
+    plan = _Plan(method, plan.unit, plan.lang, plan.end)
+    out = _quality(sentence_recs, by_method[method], wanted, sets, options, plan)
+    latency = _latency(per_sentence, wanted, first, options, plan)
+    out.update(latency)
     revised = [r["revisions"] for r in records if r.get("revisions")]
     if revised:
-        out["NE"] = {"score": corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), unit),
+        out["NE"] = {"score": corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), plan.unit),
                      "instances": len(revised), **metric_registry.describe_key("NE")}
+    trailing = [trailing_units(r) for r in records]
     out["counts"] = {
         "instances": len(records),
         "empty_instances": sum(1 for r in records if not r.get("delays")),
         "failed_instances": sum(1 for r in records if r.get("status", "ok") != "ok"),
-        "sentences": n_sent,
+        "sentences": len(sentence_recs),
         "empty_sentences": sum(1 for r in sentence_recs if not r["delays"]),
+        "trailing_units": sum(trailing),
+        "recordings_with_trailing_units": sum(1 for n in trailing if n),
     }
-    out["info"] = {
+    out["info"] = _info(options, plan, sets, source, latency)
+    rows = _rows(records, by_method[method], per_sentence, plan.unit)
+    for row, n in zip(rows, trailing, strict=True):
+        row["trailing_units"] = n
+    return out, rows
+
+
+def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | None,
+          latency: dict[str, Any]) -> dict[str, Any]:
+    return {
         "harness_version": __version__,
         "latency_unit": "ms",
-        "target_unit": unit,
+        "target_unit": plan.unit,
+        "target_lang": options.target_lang,
         "modality": "speech",
         "segmentation": "longform",
-        "resegmentation": method,
+        "resegmentation": plan.method,
+        "softsegmenter_tokens": softsegmenter_tokens(plan.lang, plan.unit),
+        "recording_end": plan.end,
         "resegmenters": {"softsegmenter": f"harness {__version__} (OmniSTEval 0.1.10 algorithm)",
                          "mwersegmenter": f"mweralign {_version('mweralign')}"},
         "source": source,
         "reference_sets": sets,
-        "tokenizer": tokenizer,
-        "bootstrap": bootstrap,
-        "seed": seed,
-        "computation_aware": any(n.endswith("_CA") for _, n in names),
+        "tokenizer": options.tokenizer,
+        "bootstrap": options.bootstrap,
+        "seed": options.seed,
+        "computation_aware": any(n.endswith("_CA") for n in latency),
     }
-    return out, _rows(records, by_method[method], per_sentence, unit)
 
 
 def _rows(records: Sequence[dict[str, Any]], outputs: list[list[SentenceOutput]],

@@ -32,6 +32,7 @@ __all__ = [
     "start_offset",
     "end_offset",
     "yet_another_average_lagging",
+    "continuous_wait",
     "compute_times_from_elapsed",
     "instance_latency",
     "corpus_latency",
@@ -120,6 +121,21 @@ def yet_another_average_lagging(
         total += d - t_minus_1 / gamma
         tau = t_minus_1 + 1
     return total / tau
+
+
+def continuous_wait(delays: Sequence[Number]) -> float | None:
+    """CW (Gu et al., 2017): the mean source read between two consecutive writes of one instance.
+
+    Writes at the same delay are one write; the first wait is counted from the start (0), and only waits that
+    read something count (a write right after a write is no wait). None for an empty output or no wait at all.
+    """
+    waits = []
+    previous = 0.0
+    for d in delays:
+        if d > previous:
+            waits.append(d - previous)
+            previous = d
+    return sum(waits) / len(waits) if waits else None
 
 
 def compute_times_from_elapsed(delays: Sequence[Number], elapsed: Sequence[Number]) -> list[float]:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__, metric_registry
-from harness.config import ModelMetric
 from harness.errors import HarnessError
 from harness.metric_registry import (
+    ALL_LATENCY_METRICS,
     DIAGNOSTIC_METRICS,
     LATENCY_METRICS,
     MODEL_METRICS,
@@ -30,6 +30,7 @@ from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
+from harness.scoring.options import ScoringOptions
 
 __all__ = [
     "reference_sets_of",
@@ -178,52 +179,45 @@ def corpus_instance_metrics(
     return out
 
 
-def score_records(records: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+def score_records(records: list[dict[str, Any]], options: ScoringOptions | None = None, **kwargs: Any
+                  ) -> dict[str, Any]:
     """The scores.json object of a list of validated instance records (see `score_records_with_instances`)."""
-    return score_records_with_instances(records, **kwargs)[0]
+    return score_records_with_instances(records, options, **kwargs)[0]
 
 
 def score_records_with_instances(
     records: list[dict[str, Any]],
+    options: ScoringOptions | None = None,
     *,
     latency_unit: str,
-    tokenizer: str = "13a",
-    computation_aware: bool = True,
-    reference_sets: list[str] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 12345,
     speech: bool | None = None,
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
-    metrics: Sequence[str] | None = None,
-    resegmentation: str | None = None,
-    also: Sequence[str] = (),
-    target_lang: str = "en",
-    model_metrics: dict[str, ModelMetric] | None = None,
     source_texts: Sequence[str] | None = None,
+    **changes: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
-    `metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: every string, latency and
-    diagnostic metric but the optional ones, plus the neural ones (COMET, XCOMET) that `model_metrics` configures
-    (their checkpoints and settings; `source_texts`: the source transcript by index, for speech runs). Optional
-    metrics (METEOR, AA) are computed when `metrics` or `also` (a track's own list) names them; `target_lang` picks
-    METEOR's modules. The rows are one per record in index order: `{"index": i, NAME: value or None, ...}` for every
-    latency and neural metric scored. Long-form records (whole recordings) are scored by
-    `harness.longform.scoring`; `resegmentation` overrides the method their log names.
+    `options` says how (`changes`: single options over it, each checked by name). `options.metrics` restricts
+    the output to these base names (e.g. `["BLEU", "AL"]`); default: every string, latency and diagnostic metric
+    but the optional ones, plus the neural ones (COMET, XCOMET) that `options.model_metrics` configures
+    (`source_texts`: the source transcript by index, for speech runs). Optional metrics (METEOR, AA) are computed
+    when `metrics` or `also` (a track's own list) names them; `target_lang` picks METEOR's modules. The rows are
+    one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency and neural metric
+    scored. Long-form records (whole recordings) are scored by `harness.longform.scoring`.
     """
     if not records:
         raise HarnessError("no instances to score")
+    options = (options or ScoringOptions()).but(**changes)
     from harness.longform.scoring import is_longform_log, score_longform
 
-    model_metrics = model_metrics or {}
     if is_longform_log(records):
-        return score_longform(records, latency_unit=latency_unit, tokenizer=tokenizer,
-                              computation_aware=computation_aware, reference_sets=reference_sets,
-                              bootstrap=bootstrap, seed=seed, source=source, metrics=metrics,
-                              resegmentation=resegmentation, also=also, target_lang=target_lang,
-                              model_metrics=model_metrics)
-    known = set(QUALITY_METRICS) | set(LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
+        return score_longform(records, options, latency_unit=latency_unit, source=source)
+    model_metrics = options.model_metrics
+    metrics, also, tokenizer, target_lang = options.metrics, options.also, options.tokenizer, options.meteor_lang
+    reference_sets, bootstrap, seed = options.reference_sets, options.bootstrap, options.seed
+    computation_aware = options.computation_aware
+    known = set(QUALITY_METRICS) | set(ALL_LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
     wanted = (set(metrics) if metrics is not None
               else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(also) | set(model_metrics))
     unknown = wanted - known
@@ -263,8 +257,12 @@ def score_records_with_instances(
     plain = [n for n in LATENCY_METRICS if n in wanted]
     per_instance = (corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
                     if plain or wanted & set(DEGENERACY_METRICS) else {})
+    if "CW" in wanted:
+        per_instance["CW"] = np.array([np.nan if not r.get("delays") or (v := lat.continuous_wait(r["delays"])) is None
+                                       else v for r in records], dtype=np.float64)
+        plain.append("CW")
     has_ca = "AL_CA" in per_instance
-    names = plain + ([f"{n}_CA" for n in plain] if has_ca else [])
+    names = plain + ([f"{n}_CA" for n in plain if metric_registry.REGISTRY[n].computation_aware] if has_ca else [])
     empty = np.full(len(records), np.nan)
     columns = [per_instance.get(name, empty) for name in names]
 
@@ -422,28 +420,55 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
     return scores
 
 
-def score_path(path: str | Path, **kwargs: Any) -> dict[str, Any]:
+def score_path(path: str | Path, options: ScoringOptions | None = None, **kwargs: Any) -> dict[str, Any]:
     """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's); see `score_log`."""
-    return score_log(path, **kwargs)[0]
+    return score_log(path, options, **kwargs)[0]
 
 
-def score_log(path: str | Path, **kwargs: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def score_log(
+    path: str | Path,
+    options: ScoringOptions | None = None,
+    *,
+    latency_unit: str | None = None,
+    allow_torn: bool = False,
+    baseline: tuple[str, dict[str, Any]] | None = None,
+    source_texts: Sequence[str] | None = None,
+    **changes: Any,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores, instance_scores rows) of a run directory or an instances.log.
 
-    Keyword arguments go to `score_records_with_instances`; `latency_unit` overrides the log's own;
-    `allow_torn=True` leaves out a torn last line (for scoring partial runs) instead of reporting it.
+    `latency_unit` overrides the log's own; `allow_torn=True` leaves out a torn last line (for scoring partial
+    runs) instead of reporting it. A run whose options name no target language takes the one its run recorded.
     """
     from harness.runlog import read_instances
 
-    log = read_instances(
-        path,
-        latency_unit=kwargs.pop("latency_unit", None),
-        allow_torn=kwargs.pop("allow_torn", False),
-    )
+    log = read_instances(path, latency_unit=latency_unit, allow_torn=allow_torn)
+    options = (options or ScoringOptions()).but(**changes)
+    if options.target_lang is None:
+        options = options.but(target_lang=recorded_target_lang(log.path, log.records))
     return score_records_with_instances(
         log.records,
+        options,
         latency_unit=log.latency_unit,
         speech=log.source_type == "speech",
         source=str(log.path),
-        **kwargs,
+        baseline=baseline,
+        source_texts=source_texts,
     )
+
+
+def recorded_target_lang(log_path: Path, records: Sequence[dict[str, Any]]) -> str | None:
+    """The target language a run recorded: in its run.json, else in its long-form records; None if neither."""
+    from harness import layout
+    from harness.runmeta import read_run_meta
+
+    run = layout.RunDir(log_path.parent)
+    if run.run_meta.exists():
+        lang = read_run_meta(run).get("target_lang")
+        if isinstance(lang, str) and lang:
+            return lang
+    for rec in records:
+        info = rec.get("longform")
+        if isinstance(info, dict) and isinstance(info.get("target_lang"), str) and info["target_lang"]:
+            return str(info["target_lang"])
+    return None

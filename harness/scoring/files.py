@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import layout
+from harness.scoring.options import ScoringOptions
 
 __all__ = ["write_json", "write_scores", "write_instance_scores", "score_run"]
 
@@ -26,15 +27,17 @@ def write_json(target: Path, obj: Any) -> Path:
     return _replace(target, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
 
 
-def write_scores(path: str | Path, scores: dict[str, Any] | None = None, **kwargs: Any) -> Path:
-    """Write scores.json beside the instances.log at `path` (scoring it unless `scores` is given); its path."""
+def write_scores(path: str | Path, scores: dict[str, Any] | None = None, options: ScoringOptions | None = None,
+                 **kwargs: Any) -> Path:
+    """Write scores.json beside the instances.log at `path` (scoring it with `options` unless `scores` is given);
+    its path."""
     from harness.runlog import resolve_log_path
 
     log_path = resolve_log_path(path)
     if scores is None:
         from harness.scoring.corpus import score_path
 
-        scores = score_path(log_path, **kwargs)
+        scores = score_path(log_path, options, **kwargs)
     return write_json(layout.RunDir(log_path.parent).scores, scores)
 
 

@@ -95,8 +95,10 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     from harness.longform.scoring import is_longform_log, sentence_scores
 
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
-        sentences, values, rows = sentence_scores(records, latency_unit=log.latency_unit,
-                                                  resegmentation=track.resegmentation)
+        from harness.scoring.options import track_scoring_options
+
+        options = track_scoring_options(track).but(resegmentation=track.resegmentation)
+        sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
         write_instance_scores(run_dir.path, rows)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
         return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))

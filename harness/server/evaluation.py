@@ -153,7 +153,8 @@ class Evaluation:
                              self.latency_unit)
         longform_info = getattr(self.dataset, "longform_info", None)
         if longform_info is not None:  # a whole recording: scoring resegments it onto these sentences
-            rec["longform"] = {**longform_info(session.index), "resegmentation": self.track.resegmentation}
+            rec["longform"] = {**longform_info(session.index), "resegmentation": self.track.resegmentation,
+                               "target_lang": self.track.target_lang}
         self.writer.write(rec)
         self.finished.add(session.index)
         self.sessions.pop(session.index, None)
@@ -248,5 +249,6 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
     record_identity(run, identity)
     from harness.runmeta import update_run_meta
 
-    update_run_meta(run, {"expected_instances": len(dataset)})  # what a live viewer counts against
+    # what a live viewer counts against, and the language scoring needs (`harness score RUN` reads it)
+    update_run_meta(run, {"expected_instances": len(dataset), "target_lang": track.target_lang})
     return Evaluation(track, dataset_name, dataset, writer, config.limits)
