@@ -162,3 +162,20 @@ def test_chinese_talk_equals_omnisteval_char_level(tmp_path) -> None:
     assert len(mine) == len(peer_lines) >= 50
     assert [s["prediction"] for s in mine] == [x["prediction"] for x in peer_lines]
     assert sum(1 for s in mine if s["prediction"] != s["references"]["orig"]) > 40
+
+
+def test_an_empty_reference_sentence_is_scored_like_omnisteval(tmp_path) -> None:
+    sentences = _spanish_sentences()[:14]
+    talks = [edited_talk("talk-empty", sentences, seed=3)]
+    paths = write_talk_log(talks, tmp_path)
+    lines = paths["references"].read_text(encoding="utf-8").splitlines()
+    lines[5] = ""  # one sentence of the talk has no reference text
+    paths["references"].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    peer, peer_lines = _omnisteval(paths, tmp_path / "omni", "--word_level", "--lang", "es")
+    ours, rows, stderr = _harness(paths, "--target-lang", "es")
+    assert _compare(ours, peer) == 10
+    assert [s["prediction"] for r in rows for s in r["sentences"]] == [x["prediction"] for x in peer_lines]
+    assert "StreamLAAL" in ours and "Traceback" not in stderr and "INFO" not in stderr
+    mwer, rows, _ = _harness(paths, "--target-lang", "es", "--resegmentation", "mwersegmenter")
+    assert [s["prediction"] for r in rows for s in r["sentences"]][5] == ""
+    assert mwer["BLEU"]["signature"].endswith("|reseg:mwersegmenter+words")

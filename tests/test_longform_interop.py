@@ -148,3 +148,57 @@ def test_foreign_logs_with_bad_inputs_fail_in_one_line(peer_files, tmp_path, cap
     assert "detokenizer_type 'hf' needs the model's own tokenizer" in err and err.count("\n") == 1
     assert main(["export", str(tmp_path), "--to", "omnisteval", "--output", str(tmp_path / "x")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_export_of_a_run_with_a_silent_recording_is_read_by_simulstream(peer_files, tmp_path, capsys) -> None:
+    """A recording with no output at all: simulstream's own scorer reads our export (one chunk generating nothing)
+    and gives the StreamLAAL we give."""
+    lines = peer_files["jsonl"].read_text(encoding="utf-8").splitlines()
+    silent = json.loads(lines[1])
+    silent.update(prediction="", delays=[], elapsed=[])
+    log = tmp_path / "hyp.jsonl"
+    log.write_text(lines[0] + "\n" + json.dumps(silent) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    run.mkdir()
+    records = interop.attach_segmentation(interop.read_jsonl_hypotheses(log), peer_files["segmentation"],
+                                          {"orig": peer_files["references"]})
+    (run / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    ours = _score(capsys, str(run))
+    assert main(["export", str(run), "--to", "simulstream", "--output", str(tmp_path / "ss")]) == 0
+    ss = tmp_path / "ss"
+    ideal, aware = _stream_laal(ss / "metrics.jsonl", ss / "eval.yaml", ss / "segmentation.yaml",
+                                ss / "references.orig.txt")
+    assert _close(ours["StreamLAAL"]["score"], ideal) and _close(ours["StreamLAAL_CA"]["score"], aware)
+
+
+def test_export_takes_a_foreign_log_with_its_segmentation(peer_files, tmp_path, capsys) -> None:
+    out = tmp_path / "om"
+    assert main(["export", str(peer_files["simulstream_log"]), "--to", "omnisteval", "--output", str(out),
+                 "--segmentation", str(peer_files["segmentation"]), "--references", str(peer_files["references"]),
+                 "--simulstream-config", str(peer_files["simulstream_config"])]) == 0
+    capsys.readouterr()
+    exported = [json.loads(x) for x in (out / "hypotheses.jsonl").read_text(encoding="utf-8").splitlines()]
+    theirs = [json.loads(x) for x in peer_files["jsonl"].read_text(encoding="utf-8").splitlines()]
+    assert [e["prediction"] for e in exported] == [t["prediction"] for t in theirs]
+    for e, t in zip(exported, theirs, strict=True):  # seconds in the log, milliseconds here: equal up to rounding
+        assert len(e["delays"]) == len(t["delays"])
+        assert all(_close(a, b, 1e-6) for a, b in zip(e["delays"], t["delays"], strict=True))
+    assert (out / "references.orig.txt").read_text(encoding="utf-8") == \
+        peer_files["references"].read_text(encoding="utf-8")
+    # without the segmentation a foreign log is refused in one line that names the way out
+    assert main(["export", str(peer_files["jsonl"]), "--to", "omnisteval", "--output", str(tmp_path / "x")]) == 2
+    assert "--segmentation" in capsys.readouterr().err
+
+
+def test_a_jsonl_without_a_line_for_a_recording_scores_it_as_empty_with_a_warning(peer_files, tmp_path,
+                                                                                   capsys) -> None:
+    lines = peer_files["jsonl"].read_text(encoding="utf-8").splitlines()
+    log = tmp_path / "one.jsonl"
+    log.write_text(lines[0] + "\n", encoding="utf-8")
+    assert main(["score", str(log), "--segmentation", str(peer_files["segmentation"]), "--references",
+                 str(peer_files["references"]), "--format", "json", "--no-write", "--bootstrap", "1"]) == 0
+    captured = capsys.readouterr()
+    ours, err = json.loads(captured.out), captured.err
+    assert "no line for recording wavs/talk1.wav (12 sentences" in err and "scored as empty output" in err
+    assert ours["counts"]["instances"] == 2 and ours["counts"]["empty_instances"] == 1
+    assert ours["counts"]["sentences"] == 24 and ours["counts"]["empty_sentences"] >= 12

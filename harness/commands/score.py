@@ -41,19 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "its Moses tokenizer as OmniSTEval's --lang, zh/ja align by character, METEOR uses "
                              "stems and WordNet synonyms for en only (English modules when no language is known)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
-    lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
-    lf.add_argument("--segmentation", default=None, metavar="YAML",
-                    help="reference segmentation ({wav, offset, duration} per sentence): score the log as long-form")
-    lf.add_argument("--references", nargs="+", default=None, metavar="[NAME=]FILE",
-                    help="reference sentences, one a line, aligned with --segmentation (NAME defaults to orig)")
-    lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
-    lf.add_argument("--simulstream-config", default=None, metavar="YAML",
-                    help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
-    lf.add_argument("--longform-end", choices=("reference", "audio"), default=None,
-                    help="where a recording ends for LongYAAL: its last reference sentence (OmniSTEval's cut, the "
-                         "official value; default) or the end of its audio")
-    lf.add_argument("--resegmentation", choices=("softsegmenter", "mwersegmenter"), default=None,
-                    help="resegmentation for quality (default: the log's, else softsegmenter)")
+    add_foreign_arguments(parser)
 
     neural = parser.add_argument_group("neural metrics (the optional extra harness[comet])")
     neural.add_argument("--config", default=None, help="task config whose `metrics:` block sets COMET/XCOMET")
@@ -112,24 +100,39 @@ def _references(values: list[str] | None) -> dict[str, Path]:
     return out
 
 
-def _score_foreign_longform(given: str, args: argparse.Namespace, options: ScoringOptions,
-                            sources: list[str] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A long-form log of another tool, with the segmentation given on the command line."""
+def foreign_longform_records(given: str, args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]]]:
+    """(log path, records) of a long-form log of another tool, with the segmentation given on the command line;
+    a recording the log has no line for is scored as empty output, with a warning line."""
     from harness import layout
     from harness.longform import interop
-    from harness.scoring.corpus import score_records_with_instances
 
     path = Path(given)
     log = path if path.is_file() else layout.log_path(path)
-    if interop.is_simulstream_log(log):
-        records = interop.read_simulstream_log(log, Path(args.simulstream_config) if args.simulstream_config else None)
-    else:
-        records = interop.read_jsonl_hypotheses(log)
-    records = interop.attach_segmentation(records, Path(args.segmentation), _references(args.references),
-                                          Path(args.transcripts) if args.transcripts else None,
-                                          args.resegmentation or "softsegmenter")
-    return score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",
-                                        source=str(log), source_texts=sources)
+    records = interop.read_foreign_log(
+        log, Path(args.segmentation), _references(args.references),
+        transcripts=Path(args.transcripts) if args.transcripts else None,
+        simulstream_config=Path(args.simulstream_config) if args.simulstream_config else None,
+        resegmentation=args.resegmentation or "softsegmenter",
+        warn=lambda line: print(f"warning: {line}", file=sys.stderr))
+    return log, records
+
+
+def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bool = True) -> None:
+    """The flags that read another tool's long-form log (shared by `harness score` and `harness export`)."""
+    lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
+    lf.add_argument("--segmentation", default=None, metavar="YAML",
+                    help="reference segmentation ({wav, offset, duration} per sentence): read the log as long-form")
+    lf.add_argument("--references", nargs="+", default=None, metavar="[NAME=]FILE",
+                    help="reference sentences, one a line, aligned with --segmentation (NAME defaults to orig)")
+    lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
+    lf.add_argument("--simulstream-config", default=None, metavar="YAML",
+                    help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
+    if resegmentation:
+        lf.add_argument("--longform-end", choices=("reference", "audio"), default=None,
+                        help="where a recording ends for LongYAAL: its last reference sentence (OmniSTEval's cut, "
+                             "the official value; default) or the end of its audio")
+        lf.add_argument("--resegmentation", choices=("softsegmenter", "mwersegmenter"), default=None,
+                        help="resegmentation for quality (default: the log's, else softsegmenter)")
 
 
 def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
@@ -192,14 +195,16 @@ def _source_text(path: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
-    from harness.scoring import score_log, write_instance_scores, write_scores
+    from harness.scoring import score_log, score_records_with_instances, write_instance_scores, write_scores
 
     sources = _source_text(args.source_text)
     options = scoring_options(args)
     results = []
     for path in args.path:
         if args.segmentation:
-            scores, rows = _score_foreign_longform(path, args, options, sources)
+            log, records = foreign_longform_records(path, args)
+            scores, rows = score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",
+                                                        source=str(log), source_texts=sources)
         else:
             scores, rows = score_log(path, options.but(resegmentation=args.resegmentation),
                                      latency_unit=args.latency_unit, source_texts=sources)

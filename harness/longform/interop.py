@@ -18,7 +18,7 @@ A chunk's computation-aware time is its audio time plus its computation time, as
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from harness.longform.dataset import read_segmentation
 from harness.runlog.reader import validate_record
 
 __all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
-           "write_omnisteval_inputs", "write_simulstream_log"]
+           "read_foreign_log", "write_omnisteval_inputs", "write_simulstream_log"]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -190,10 +190,32 @@ def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[st
     return records
 
 
+def read_foreign_log(log: Path, segmentation: Path, references: dict[str, Path], *, transcripts: Path | None = None,
+                     simulstream_config: Path | None = None, resegmentation: str = "softsegmenter",
+                     warn: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """A long-form log of another tool (SimulStream metrics log or SimulEval/OmniSTEval JSONL) as harness records,
+    with the reference segmentation attached; `warn` hears of recordings the log has no line for."""
+    if is_simulstream_log(log):
+        records = read_simulstream_log(log, simulstream_config)
+    else:
+        records = read_jsonl_hypotheses(log)
+    return attach_segmentation(records, segmentation, references, transcripts, resegmentation, warn=warn,
+                               log=log)
+
+
+def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
+    """The record of a recording that a log has no line for: no output, its audio as long as its sentences."""
+    return {"index": index, "source": [wav], "prediction": "", "delays": [], "elapsed": [], "source_length": end_ms}
+
+
 def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
-                        transcripts: Path | None = None, resegmentation: str = "softsegmenter"
+                        transcripts: Path | None = None, resegmentation: str = "softsegmenter", *,
+                        warn: Callable[[str], None] | None = None, log: Path | None = None
                         ) -> list[dict[str, Any]]:
-    """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem."""
+    """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem.
+
+    A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
+    it in one line. Without `warn` it is an error, as is a record that matches no recording."""
     from harness.data.text import read_lines
     from harness.longform.dataset import _match_recording
 
@@ -204,13 +226,25 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
             raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
                                "sentences")
     src = read_lines(transcripts) if transcripts is not None else None
+    records = list(records)
     sources = tuple(Path(r["source"][0]) for r in records)
     per: list[list[int]] = [[] for _ in records]
+    missing: dict[str, list[int]] = {}
     for n, (wav, _, _) in enumerate(entries):
         k = _match_recording(wav, sources)
         if k is None:
-            raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
-        per[k].append(n)
+            if warn is None:
+                raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
+            missing.setdefault(wav, []).append(n)
+        else:
+            per[k].append(n)
+    for wav, rows in missing.items():
+        end = max(entries[n][1] + entries[n][2] for n in rows)
+        records.append(_empty_recording(wav, max((int(r.get("index", 0)) for r in records), default=-1) + 1, end))
+        per.append(rows)
+        if warn is not None:
+            warn(f"{log or 'the log'}: no line for recording {wav} ({len(rows)} sentences of {segmentation}): "
+                 "scored as empty output")
     out = []
     for rec, rows in zip(records, per, strict=True):
         if not rows:
@@ -260,6 +294,14 @@ def write_omnisteval_inputs(records: Sequence[dict[str, Any]], folder: Path) -> 
     return paths
 
 
+def _audio_end_s(record: dict[str, Any]) -> float:
+    """The recording's length in seconds: its `source_length`, else the end of its last sentence."""
+    length = record.get("source_length")
+    if isinstance(length, (int, float)) and not isinstance(length, bool) and 0 < length < float("inf"):
+        return float(length) / 1000.0
+    return max(off + dur for off, dur in record["longform"]["segments"]) / 1000.0
+
+
 def write_simulstream_log(records: Sequence[dict[str, Any]], folder: Path) -> dict[str, Path]:
     """metrics.jsonl and eval.yaml for `simulstream.metrics.score_latency` (plus the OmniSTEval inputs).
 
@@ -274,6 +316,9 @@ def write_simulstream_log(records: Sequence[dict[str, Any]], folder: Path) -> di
             f.write(json.dumps({"id": cid, "metadata": {"wav_name": f"{rec['longform']['recording']}.wav"}}) + "\n")
             words = rec["prediction"].split()
             elapsed = rec.get("elapsed") or rec["delays"]
+            if not words:  # no output: one chunk that generates nothing (SimulStream's reader needs a chunk)
+                f.write(json.dumps({"id": cid, "total_audio_processed": _audio_end_s(rec), "computation_time": 0.0,
+                                    "generated_tokens": [], "deleted_tokens": []}) + "\n")
             i = 0
             while i < len(words):
                 j = i

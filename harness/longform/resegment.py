@@ -64,7 +64,16 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 def _mwer_pieces(references: Sequence[str], units: Sequence[str], char_level: bool) -> list[list[int]]:
-    """Unit indices of each sentence's contiguous piece, by mwerSegmenter (mweralign), as simulstream calls it."""
+    """Unit indices of each sentence's contiguous piece, by mwerSegmenter (mweralign), as simulstream calls it.
+
+    An empty reference sentence gets no unit (mweralign gives it no line): the others are aligned without it."""
+    kept = [i for i, r in enumerate(references) if r.strip()]
+    if len(kept) < len(references):
+        pieces: list[list[int]] = [[] for _ in references]
+        if kept:
+            for i, piece in zip(kept, _mwer_pieces([references[i] for i in kept], units, char_level), strict=True):
+                pieces[i] = piece
+        return pieces
     from mweralign import mweralign
 
     if char_level:

@@ -20,6 +20,7 @@ the same way. The backpointers are two bit planes (`n·m/4` bytes), not a table 
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import Callable, Sequence
 
@@ -56,6 +57,8 @@ def _moses(lang: str | None) -> Callable[[str], list[str]]:
         return lambda text: [text]
     from mosestokenizer import MosesTokenizer  # the same Perl tokenizer OmniSTEval drives
 
+    # its wrapper logs every Perl process it starts at INFO, which mweralign's import turns on for the root logger
+    logging.getLogger("mosestokenizer").setLevel(logging.WARNING)
     tokenizer = MosesTokenizer(lang=lang, no_escape=True)
     return lambda text: list(tokenizer(text))
 
