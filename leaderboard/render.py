@@ -145,9 +145,11 @@ class SiteWriter:
             if isinstance(rec.get("longform"), dict):  # a whole recording: sentences and a paged timeline
                 talk = views.recording(rec, metrics)
                 svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
-                summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences")}
+                summary = {k: v for k, v in (metrics or {}).items()
+                           if k not in ("index", "sentences", "trailing_units")}
                 self.page("recording.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run,
-                          rec=rec, talk=talk, svgs=svgs, metrics=summary, prev_i=prev_i, next_i=next_i)
+                          rec=rec, talk=talk, svgs=svgs, metrics=summary, prev_i=prev_i, next_i=next_i,
+                          trailing=(metrics or {}).get("trailing_units"))
                 continue
             view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
             self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,

@@ -93,7 +93,8 @@ def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: flo
                         "sentences": [s for s in sentences if s["start_ms"] < b and s["end_ms"] > a]})
     return {"name": str(info.get("recording") or record.get("index")), "length_ms": length,
             "sentences": sentences, "windows": windows, "reference_set": first,
-            "resegmentation": info.get("resegmentation"), "words": len(words)}
+            "resegmentation": info.get("resegmentation"), "words": len(words),
+            "last_sentence_end_ms": max((float(a) + float(b) for a, b in segments), default=0.0)}
 
 
 def slider_data(view: dict[str, Any]) -> dict[str, Any]:

@@ -192,3 +192,61 @@ def test_recording_page_pages_the_timeline_and_links_every_sentence(oracle_run, 
     assert "https://" not in page and "http://" not in page
     significance = json.loads((results / "significance" / "longform-en-es" / "dev.json").read_text())
     assert significance["metrics"] == ["BLEU", "LongYAAL"]
+
+
+def test_the_run_records_its_language_and_scoring_uses_it(oracle_run, capsys) -> None:
+    """`harness score RUN` needs no --target-lang: the run recorded es, so SoftSegmenter splits with Moses (es)
+    and METEOR uses the es modules, as the track says."""
+    out, scores = oracle_run
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["target_lang"] == "es"
+    assert scores["info"]["target_lang"] == "es" and scores["info"]["softsegmenter_tokens"] == "moses:es"
+    assert main(["score", str(out), "--metrics", "METEOR", "LongYAAL", "--format", "json", "--no-write",
+                 "--bootstrap", "1"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert "lang:es" in again["METEOR"]["signature"] and again["METEOR"]["signature"].endswith("+moses:es")
+    assert again["LongYAAL"]["score"] == scores["LongYAAL"]["score"]
+    assert main(["score", str(out), "--metrics", "METEOR", "--target-lang", "en", "--format", "json", "--no-write",
+                 "--bootstrap", "1"]) == 0
+    assert "lang:en" in json.loads(capsys.readouterr().out)["METEOR"]["signature"]  # the command line wins
+
+
+def test_words_after_the_last_sentence_are_counted_warned_and_shown(oracle_run, tmp_path: Path, capsys) -> None:
+    from harness.scoring.results import score_results
+    from leaderboard.render import render_site
+
+    out, _ = oracle_run
+    rec = json.loads((out / "instances.log").read_text(encoding="utf-8").splitlines()[0])
+    last_end = max(off + dur for off, dur in rec["longform"]["segments"])
+    assert rec["source_length"] > last_end  # the talk's audio goes on after its last sentence: say 5 s of it
+    base = max(last_end, rec["delays"][-1])
+    rec["source_length"] = base + 5000.0
+    late = [base + 200.0, base + 500.0, rec["source_length"] - 10.0]
+    rec["prediction"] += " y nada más"
+    rec["delays"] += late
+    rec["elapsed"] += [t + 50.0 for t in late]
+    rec["prediction_length"] = len(rec["delays"])
+    results = tmp_path / "results"
+    run_dir = results / "late" / "dev"
+    run_dir.mkdir(parents=True)
+    (run_dir / "instances.log").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    assert main(["score", str(run_dir), "--target-lang", "es", "--bootstrap", "1"]) == 0
+    err = capsys.readouterr().err
+    trailing = sum(1 for d in rec["delays"] if d >= last_end)  # the oracle's own last words, and the three
+    assert trailing >= 3
+    assert f"{trailing} output units of 1 recording(s) were written after the last reference sentence ended" in err
+    scores = json.loads((run_dir / "scores.json").read_text(encoding="utf-8"))
+    assert scores["counts"]["trailing_units"] == trailing and scores["info"]["recording_end"] == "reference"
+    config = load_config(CONFIG)
+    runs = [{"submission": "late", "team": "tests", "system": "late", "track": "longform-en-es",
+             "dataset": "dev", "status": "ok", "scores": scores}]
+    (results / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
+    score_results(config, results, runs)
+    render_site(results, tmp_path / "site", config)
+    run_page = (tmp_path / "site" / "runs" / "late-dev" / "index.html").read_text(encoding="utf-8")
+    assert f"{trailing} output words of 1 recording(s) were written after the last reference sentence" in run_page
+    page = (tmp_path / "site" / "runs" / "late-dev" / "instances" / "0.html").read_text(encoding="utf-8")
+    assert f"{trailing} words were written after the last reference sentence ended" in page
+    assert main(["score", str(run_dir), "--target-lang", "es", "--bootstrap", "1", "--longform-end", "audio",
+                 "--format", "json", "--no-write"]) == 0
+    audio = json.loads(capsys.readouterr().out)
+    assert audio["LongYAAL"]["score"] != scores["LongYAAL"]["score"]  # the late words now count

@@ -277,10 +277,7 @@ def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, la
         "recordings_with_trailing_units": sum(1 for n in trailing if n),
     }
     out["info"] = _info(options, plan, sets, source, latency)
-    rows = _rows(records, by_method[method], per_sentence, plan.unit)
-    for row, n in zip(rows, trailing, strict=True):
-        row["trailing_units"] = n
-    return out, rows
+    return out, _rows(records, by_method[method], per_sentence, plan.unit)
 
 
 def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | None,
@@ -320,7 +317,7 @@ def _rows(records: Sequence[dict[str, Any]], outputs: list[list[SentenceOutput]]
                 s.update(values[k])
             sentences.append(s)
             k += 1
-        row: dict[str, Any] = {"index": rec.get("index"), "sentences": sentences}
+        row: dict[str, Any] = {"index": rec.get("index"), "sentences": sentences, "trailing_units": trailing_units(rec)}
         for values in per_sentence.values():
             mine = values[k - len(outs):k]
             for name in (mine[0] if mine else {}):
