@@ -4,7 +4,9 @@
   output: the short-form definitions on each sentence (delays from the sentence's offset, the sentence's duration as
   source length, the reference's length as target length), averaged over the sentences that received output.
   LongYAAL differs from YAAL in where it stops: not at the end of the sentence but at the end of the recording, so
-  words a system writes late for a sentence still count — until the talk is over.
+  words a system writes late for a sentence still count. The recording ends where OmniSTEval ends it, at the end of
+  its last reference sentence (words written during audio after it are left out and counted apart as
+  `trailing_units`), or at the end of its audio when the track says `longform_end: audio`.
 - `StreamLAAL` — simulstream 1.0.0's StreamLAAL on mwerSegmenter output: LAAL per sentence, averaged over the
   sentences that received output.
 
