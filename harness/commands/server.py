@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         """Once every instance is logged: score the log file (after it is synced) into scores.json."""
         try:
             evaluation.writer.sync()
-            path = write_scores(evaluation.writer.path, **options)
+            path = write_scores(evaluation.writer.path, options=options)
             print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
                   file=sys.stderr, flush=True)
         except Exception as exc:  # the run log is the result; a scoring failure is reported, never fatal
