@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.scoring.options import track_scoring_options
 
     options = track_scoring_options(track)
-    evaluation.scorer = partial(score_path, options)  # GET /result scores the log file
+    evaluation.scorer = partial(score_path, options=options)  # GET /result scores the log file
     evaluation.gate_file = args.gate_file
 
     def score_file() -> None:
