@@ -41,14 +41,14 @@ def run(args: argparse.Namespace) -> int:
     from harness.scoring.options import track_scoring_options
 
     options = track_scoring_options(track)
-    evaluation.scorer = partial(score_path, options)  # GET /result scores the log file
+    evaluation.scorer = partial(score_path, options=options)  # GET /result scores the log file
     evaluation.gate_file = args.gate_file
 
     def score_file() -> None:
         """Once every instance is logged: score the log file (after it is synced) into scores.json."""
         try:
             evaluation.writer.sync()
-            path = write_scores(evaluation.writer.path, **options)
+            path = write_scores(evaluation.writer.path, options=options)
             print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
                   file=sys.stderr, flush=True)
         except Exception as exc:  # the run log is the result; a scoring failure is reported, never fatal

@@ -22,8 +22,9 @@ from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
 from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
 from harness.metrics.significance import paired_quality, paired_values
-from harness.scoring.corpus import corpus_instance_metrics, instance_rows, reference_sets_of
+from harness.scoring.corpus import corpus_instance_metrics, instance_rows
 from harness.scoring.files import write_instance_scores, write_json
+from harness.scoring.references import reference_sets_of
 
 __all__ = ["score_results", "best_run", "SCORED_STATUSES"]
 
@@ -92,7 +93,7 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     except HarnessError:
         return None  # nothing to score (the run's status already says why)
     records = sorted(log.records, key=lambda r: r["index"])
-    from harness.longform.scoring import is_longform_log, sentence_scores
+    from harness.scoring.longform import is_longform_log, sentence_scores
 
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
         from harness.scoring.options import track_scoring_options

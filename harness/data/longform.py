@@ -20,7 +20,7 @@ from typing import Any
 from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
-from harness.longform.model import Recording, RefSentence
+from harness.recordings import Recording, RefSentence
 
 __all__ = ["LongformDataset", "read_segmentation"]
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
+from harness.data.longform import read_segmentation
 from harness.errors import HarnessError
-from harness.longform.dataset import read_segmentation
 from harness.runlog.reader import validate_record
 
 __all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
@@ -216,8 +216,8 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
     it in one line. Without `warn` it is an error, as is a record that matches no recording."""
+    from harness.data.longform import _match_recording
     from harness.data.text import read_lines
-    from harness.longform.dataset import _match_recording
 
     entries = read_segmentation(segmentation)
     sets = {name: read_lines(p) for name, p in references.items()}
