@@ -212,6 +212,20 @@ def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOut
     return out
 
 
+def _latency_names(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str],
+                   computation_aware: bool) -> list[tuple[str, str]]:
+    """(resegmentation, metric) of every long-form latency value reported: each family on its own resegmenter's
+    sentences, `_CA` twins where elapsed times exist."""
+    names: list[tuple[str, str]] = []
+    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
+        if m not in per_sentence:
+            continue
+        plain = [n for n in LONGFORM_LATENCY_METRICS if n in fam and n in wanted]
+        has_ca = computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
+        names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
+    return names
+
+
 def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str], first: str,
              options: ScoringOptions, plan: _Plan) -> dict[str, Any]:
     """The Long* family and StreamLAAL (with `_CA` twins): means over sentences with bootstrap intervals."""
@@ -219,13 +233,7 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
 
     n_sent = len(next(iter(per_sentence.values()))) if per_sentence else 0
     counts = resample_counts(n_sent, options.bootstrap, options.seed) if options.bootstrap > 1 and n_sent else None
-    names: list[tuple[str, str]] = []
-    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
-        if m not in per_sentence:
-            continue
-        plain = [n for n in LONGFORM_LATENCY_METRICS if n in fam and n in wanted]
-        has_ca = options.computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
-        names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
+    names = _latency_names(per_sentence, wanted, options.computation_aware)
     columns = [np.array([np.nan if row.get(n) is None else row[n] for row in per_sentence[m]], dtype=np.float64)
                for m, n in names]
     out: dict[str, Any] = {}
