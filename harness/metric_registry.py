@@ -110,7 +110,7 @@ REGISTRY: dict[str, MetricSpec] = {
                    "with output.", "both", False, "harness.metrics.latency:continuous_wait", "shortform",
                    optional=True),
         *(MetricSpec(n, "latency", LOWER, "proportion" if n == "LongAP" else DELAY_UNIT, text, "speech", True,
-                     "harness.longform.latency:sentence_values", "longform") for n, text in (
+                     "harness.metrics.longform_latency:sentence_values", "longform") for n, text in (
             ("LongYAAL", "LongYAAL (OmniSTEval): YAAL of each reference sentence after SoftSegmenter resegmentation, "
                          "counting the words written before the recording ends — at the end of its last reference "
                          "sentence, as OmniSTEval cuts it (words written during audio after that sentence are left "

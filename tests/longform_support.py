@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.longform.model import RefSentence
+from harness.recordings import RefSentence
 
 ROOT = Path(__file__).resolve().parent.parent
 UDHR_ES = ROOT / "data" / "udhr" / "dev.es"

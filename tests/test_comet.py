@@ -284,7 +284,7 @@ def test_out_of_memory_suggests_a_batch_size_and_a_missing_extra_names_it(monkey
 
 
 def test_longform_scores_resegmented_sentences_against_the_transcript_sentences() -> None:
-    from harness.longform.model import RefSentence
+    from harness.recordings import RefSentence
     from harness.scoring.neural import longform_source_texts, source_texts_of
 
     sents = [RefSentence("talk1", 0.0, 1500.0, {"orig": "Hola."}, "Hello."),

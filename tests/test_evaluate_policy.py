@@ -127,7 +127,7 @@ def test_leftover_ownership():
 
 def test_instance_count_is_the_length_the_server_serves(tmp_path):
     """A blank line in a text source is an instance for the server, so it is one for the watchdog too."""
-    from harness.data.speech import load_dataset
+    from harness.data.loader import load_dataset
     from harness.run.spec import count_instances
 
     (tmp_path / "s.en").write_text("one\n\nthree\n", encoding="utf-8")

@@ -15,10 +15,10 @@ import omnisteval.scoring as omni_scoring
 import pytest
 from omnisteval.resegment import resegment as omni_resegment
 
-from harness.longform.latency import SOFT_METRICS, sentence_values
-from harness.longform.model import RefSentence
-from harness.longform.resegment import resegment
-from harness.longform.softsegmenter import align_stream
+from harness.metrics.longform_latency import SOFT_METRICS, sentence_values
+from harness.metrics.resegment import resegment
+from harness.metrics.softsegmenter import align_stream
+from harness.recordings import RefSentence
 from harness.scoring.corpus import score_path
 from tests.longform_support import Talk, make_talk, udhr_talks, write_peer_inputs
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import interop
 from harness.cli import main
-from harness.longform import interop
 from tests.longform_support import udhr_talks, write_peer_inputs
 
 OMNI = {"LongYAAL": "LongYAAL (CU)", "LongAL": "LongAL (CU)", "LongLAAL": "LongLAAL (CU)", "LongAP": "LongAP (CU)",

@@ -15,7 +15,7 @@ import yaml
 
 from harness.cli import main
 from harness.config import load_config
-from harness.data.speech import load_dataset
+from harness.data.loader import load_dataset
 from harness.errors import HarnessError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from sacrebleu.metrics import BLEU, CHRF, TER, lib_ter
 
 from harness.metrics.native import library, start_edit_counts
 from harness.metrics.quality import make_metric, quality_score, resample_counts
-from harness.scoring.corpus import corpus_instance_metrics, mean_records, score_records
+from harness.scoring.corpus import corpus_instance_metrics, score_records
+from harness.scoring.means import mean_records
 
 UDHR = Path(__file__).resolve().parents[1] / "data" / "udhr"
 

@@ -21,10 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness import interop
     from harness.errors import HarnessError
-    from harness.longform import interop
-    from harness.longform.scoring import is_longform_log
     from harness.runlog import read_instances
+    from harness.scoring.longform import is_longform_log
 
     if args.segmentation:
         from harness.commands.score import foreign_longform_records

@@ -103,8 +103,7 @@ def _references(values: list[str] | None) -> dict[str, Path]:
 def foreign_longform_records(given: str, args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]]]:
     """(log path, records) of a long-form log of another tool, with the segmentation given on the command line;
     a recording the log has no line for is scored as empty output, with a warning line."""
-    from harness import layout
-    from harness.longform import interop
+    from harness import interop, layout
 
     path = Path(given)
     log = path if path.is_file() else layout.log_path(path)

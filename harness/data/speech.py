@@ -110,15 +110,3 @@ class SpeechDataset:
 
     def reference_texts(self, index: int) -> dict[str, str]:
         return {name: lines[index] for name, lines in self.references.items()}
-
-
-def load_dataset(modality: str, source: Path, references: dict[str, Path], segmentation: Path | None = None,
-                 transcripts: Path | None = None) -> TextDataset | SpeechDataset:
-    """The dataset reader for a track's modality; with a `segmentation`, a long-form dataset of recordings."""
-    if segmentation is not None:
-        from harness.longform.dataset import LongformDataset
-
-        return LongformDataset.load_longform(source, segmentation, references, transcripts)
-    if modality == "speech":
-        return SpeechDataset.load(source, references)
-    return TextDataset.load(source, references)

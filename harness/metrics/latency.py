@@ -166,15 +166,15 @@ def _atd_source_times(delays: Sequence[Number], speech: bool) -> list[Number]:
         prev = d
     src_time: list[Number] = [0]
     src_sizes: list[int] = []
-    last = 0
+    last: Number = 0
     for d in chunk_delays:
         dur = d - last
         last = d
         if speech:
             num, rest = divmod(dur, SPEECH_SOURCE_TOKEN_MS)
-            lens = int(num) * [SPEECH_SOURCE_TOKEN_MS] + ([rest] if rest != 0 else [])
+            lens: list[Number] = int(num) * [SPEECH_SOURCE_TOKEN_MS] + ([rest] if rest != 0 else [])
         else:
-            lens = int(dur) * [1]
+            lens = [1 for _ in range(int(dur))]
         src_sizes.append(len(lens))
         for token_len in lens:
             src_time.append(src_time[-1] + token_len)

@@ -404,7 +404,9 @@ class QualityStats:
 
     def __init__(self, raw: Callable[[], Any], value: Callable[[Any], float],
                  score: Callable[[Sequence[float]], float], signature: Callable[[int | None, int | None], str]) -> None:
-        self._raw_fn, self._raw, self._matrix = raw, None, None
+        self._raw_fn = raw
+        self._raw: Any = None
+        self._matrix: Any = None
         self._value, self.score, self.signature = value, score, signature
 
     def raw(self) -> Any:

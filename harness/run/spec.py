@@ -63,7 +63,7 @@ class RunResult:
 
 def count_instances(track: Track, dataset: Dataset) -> int:
     """Number of instances of a dataset: the length of the dataset as the server loads it."""
-    from harness.data.speech import load_dataset
+    from harness.data.loader import load_dataset
 
     return len(load_dataset(track.modality, dataset.source, dataset.references, dataset.segmentation,
                             dataset.transcripts))

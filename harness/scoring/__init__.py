@@ -7,13 +7,13 @@ from harness.scoring.corpus import (
     corpus_instance_metrics,
     instance_metrics,
     instance_rows,
-    reference_sets_of,
     score_log,
     score_path,
     score_records,
     score_records_with_instances,
 )
 from harness.scoring.files import score_run, write_instance_scores, write_json, write_scores
+from harness.scoring.references import reference_sets_of
 
 __all__ = [
     "add_norm_scores",

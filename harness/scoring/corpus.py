@@ -11,7 +11,6 @@ the instances (sacrebleu's seeded draw), so metrics stay comparable. Every metri
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,14 @@ from harness.metric_registry import (
 )
 from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
-from harness.metrics.quality import interval, norm_score, quality_stats, resample_counts
+from harness.metrics.quality import norm_score, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
+from harness.scoring.longform import is_longform_log, score_longform
+from harness.scoring.means import mean_records, value_blocks
+from harness.scoring.neural import model_metric_records
 from harness.scoring.options import ScoringOptions
+from harness.scoring.quality_step import QualityStep, quality_records, resampled_sums, start_quality
+from harness.scoring.references import reference_sets_of, references_by_set
 
 __all__ = [
     "reference_sets_of",
@@ -42,16 +46,8 @@ __all__ = [
     "add_norm_scores",
     "instance_rows",
     "score_log",
-    "mean_records",
+    "references_by_set",
 ]
-
-
-def reference_sets_of(record: dict[str, Any]) -> dict[str, str]:
-    """{set name: reference text} of a record; a SimulEval record's single `reference` is the set `orig`."""
-    refs = record.get("references")
-    if isinstance(refs, dict) and refs:
-        return refs
-    return {"orig": record.get("reference", "")}
 
 
 def _is_speech(record: dict[str, Any], latency_unit: str) -> bool:
@@ -105,51 +101,6 @@ def instance_metrics(
     )
 
 
-def _latency_columns(columns: list[Any]) -> tuple[Any, Any]:
-    """(values with NaN as 0, validity as 0/1), both (n, k) float64, of per-instance value columns."""
-    import numpy as np
-
-    values = np.stack(columns, axis=1)
-    valid = ~np.isnan(values)
-    return np.where(valid, values, 0.0), valid.astype(np.float64)
-
-
-def mean_records(columns: list[Any], counts: Any, resampled: Any = None
-                  ) -> list[tuple[float | None, list[float] | None]]:
-    """Per column of per-instance values: the mean over its non-NaN values and its bootstrap 95% interval.
-
-    Every interval comes from the same resamples (`counts`). `resampled` is `counts @ hstack(_latency_columns)`
-    when the caller computed it with other metrics' sums in one pass; else it is computed here.
-    """
-    import numpy as np
-
-    out: list[tuple[float | None, list[float] | None]] = []
-    if not columns:
-        return out
-    values = np.stack(columns, axis=1)
-    valid = ~np.isnan(values)
-    k_all = values.shape[1]
-    sums = denoms = None
-    if counts is not None:
-        if resampled is None:
-            resampled = counts @ np.hstack(_latency_columns(columns))
-        sums, denoms = resampled[:, :k_all], resampled[:, k_all:]
-    for k in range(k_all):
-        ok_rows = valid[:, k]
-        if not ok_rows.any():
-            out.append((None, None))
-            continue
-        score = math.fsum(values[ok_rows, k]) / int(ok_rows.sum())
-        if sums is None or denoms is None:
-            out.append((score, None))
-            continue
-        ok = denoms[:, k] > 0
-        means = np.sort(sums[ok, k] / denoms[ok, k])
-        lo = len(means) // 40
-        out.append((score, [float(means[lo]), float(means[len(means) - lo - 1])]))
-    return out
-
-
 def corpus_instance_metrics(
     records: Sequence[dict[str, Any]], latency_unit: str, reference_set: str, speech: bool, computation_aware: bool
 ) -> dict[str, Any]:
@@ -198,160 +149,150 @@ def score_records_with_instances(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
-    `options` says how (`changes`: single options over it, each checked by name). `options.metrics` restricts
-    the output to these base names (e.g. `["BLEU", "AL"]`); default: every string, latency and diagnostic metric
-    but the optional ones, plus the neural ones (COMET, XCOMET) that `options.model_metrics` configures
-    (`source_texts`: the source transcript by index, for speech runs). Optional metrics (METEOR, AA) are computed
-    when `metrics` or `also` (a track's own list) names them; `target_lang` picks METEOR's modules. The rows are
-    one per record in index order: `{"index": i, NAME: value or None, ...}` for every latency and neural metric
-    scored. Long-form records (whole recordings) are scored by `harness.longform.scoring`.
+    The one scoring path: it decides once whether the records are short-form instances or long-form recordings
+    (scored on their resegmented sentences, `harness.scoring.longform`); both call the same quality, latency and
+    neural steps. `options` says how (`changes`: single options over it, each checked by name);
+    `options.metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: every string,
+    latency and diagnostic metric but the optional ones, plus the neural ones (COMET, XCOMET) that
+    `options.model_metrics` configures (`source_texts`: the source transcript by index, for speech runs).
+    Optional metrics (METEOR, AA, CW) are computed when `metrics` or `also` (a track's own list) names them;
+    `target_lang` picks METEOR's modules. The rows are one per record in index order: `{"index": i, NAME: value or
+    None, ...}` for every latency and neural metric scored.
     """
     if not records:
         raise HarnessError("no instances to score")
     options = (options or ScoringOptions()).but(**changes)
-    from harness.longform.scoring import is_longform_log, score_longform
-
     if is_longform_log(records):
         return score_longform(records, options, latency_unit=latency_unit, source=source)
-    model_metrics = options.model_metrics
-    metrics, also, tokenizer, target_lang = options.metrics, options.also, options.tokenizer, options.meteor_lang
-    reference_sets, bootstrap, seed = options.reference_sets, options.bootstrap, options.seed
-    computation_aware = options.computation_aware
-    known = set(QUALITY_METRICS) | set(ALL_LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
-    wanted = (set(metrics) if metrics is not None
-              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(also) | set(model_metrics))
-    unknown = wanted - known
-    if unknown:
-        raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
     records = sorted(records, key=lambda r: r.get("index", 0))
-    if speech is None:
-        speech = _is_speech(records[0], latency_unit)
-    # speech delays are milliseconds of source audio whatever the target token unit (word or char) is
-    target_unit = "char" if latency_unit == "char" else "word"
-    delay_unit = "ms" if speech else latency_unit
-    sets = list(reference_sets or reference_sets_of(records[0]))
-    refs_by_set: dict[str, list[str]] = {name: [] for name in sets}
-    for rec in records:
-        refs = reference_sets_of(rec)
-        for name in sets:
-            if name not in refs:
-                raise HarnessError(f"instance {rec.get('index')}: no reference set {name!r}")
-            refs_by_set[name].append(refs[name])
-    hyps = [rec["prediction"] for rec in records]
-    out: dict[str, Any] = {}
-    # quality: each set alone (the first unqualified), then all sets together; TER starts first (its C code runs
-    # in a background thread while the other metrics are computed here)
-    groups: list[tuple[str, str, list[list[str]]]] = []
-    for i, name in enumerate(sets):
-        groups.append(("" if i == 0 else f"@{name}", name, [refs_by_set[name]]))
-    if len(sets) > 1:
-        groups.append(("@multi", "+".join(sets), [refs_by_set[n] for n in sets]))
-    order = sorted((m for m in QUALITY_METRICS if m in wanted), key=lambda m: m != "TER")
-    started = {(metric, suffix): quality_stats(metric, hyps, streams, tokenizer=tokenizer, target_lang=target_lang)
-               for metric in order for suffix, _, streams in groups}
-    counts = resample_counts(len(records), bootstrap, seed) if bootstrap > 1 else None
-
-    # latency on the first reference set
-    import numpy as np
-
-    plain = [n for n in LATENCY_METRICS if n in wanted]
-    per_instance = (corpus_instance_metrics(records, latency_unit, sets[0], speech, computation_aware)
-                    if plain or wanted & set(DEGENERACY_METRICS) else {})
-    if "CW" in wanted:
-        per_instance["CW"] = np.array([np.nan if not r.get("delays") or (v := lat.continuous_wait(r["delays"])) is None
-                                       else v for r in records], dtype=np.float64)
-        plain.append("CW")
-    has_ca = "AL_CA" in per_instance
-    names = plain + ([f"{n}_CA" for n in plain if metric_registry.REGISTRY[n].computation_aware] if has_ca else [])
-    empty = np.full(len(records), np.nan)
-    columns = [per_instance.get(name, empty) for name in names]
-
-    # every metric's resampled sums in one pass over the resamples
-    quality_keys = [(metric, suffix) for suffix, _, _ in groups for metric in QUALITY_METRICS if metric in wanted]
-    resampled: dict[Any, Any] = {}
-    if counts is not None:
-        blocks = [started[key].stats() for key in quality_keys]
-        if columns:
-            blocks.extend(_latency_columns(columns))
-        widths = [b.shape[1] for b in blocks]
-        sums = counts @ np.hstack(blocks) if blocks else None
-        edges = np.cumsum([0, *widths]).tolist()
-        for i, key in enumerate(quality_keys):
-            resampled[key] = sums[:, edges[i] : edges[i + 1]] if sums is not None else None
-        if columns and sums is not None:
-            resampled["latency"] = sums[:, edges[len(quality_keys)] :]
-
-    for suffix, set_name, _ in groups:
-        for metric in (m for m in QUALITY_METRICS if m in wanted):
-            q = started[(metric, suffix)]
-            ci = None
-            if counts is not None and len(q.stats()) > 0:
-                ci = interval([q.score(row) for row in resampled[(metric, suffix)].tolist()])
-            rec = {"score": q.value(), "ci95": ci,
-                   "signature": q.signature(counts.shape[0] if ci is not None else None, seed),
-                   "reference_set": set_name}
-            rec.update(metric_registry.describe_key(metric + suffix))
-            out[metric + suffix] = rec
-
-    from harness.scoring.neural import model_metric_records
-
-    neural, neural_values = model_metric_records(
-        [m for m in MODEL_METRICS if m in wanted], records, refs_by_set, model_metrics,
-        source_texts=source_texts, counts=counts, seed=seed)
-    out.update(neural)
-
-    means = mean_records(columns, counts, resampled.get("latency"))
-    for name, (score, ci) in zip(names, means, strict=True):
-        base = name.removesuffix("_CA")
-        entry: dict[str, Any] = {
-            "score": score,
-            "ci95": ci,
-            "reference_set": sets[0],
-            "computation_aware": name.endswith("_CA"),
-            **metric_registry.describe_key(name, delay_unit),
-        }
-        if score is None:
-            entry["note"] = "no instance with a non-empty hypothesis" + (
-                " emitted before the end of the source" if base == "YAAL" else ""
-            )
-        out[name] = entry
-
-    if wanted & set(DEGENERACY_METRICS):
-        _add_degeneracy(out, records, per_instance, target_unit, sets[0], delay_unit, wanted)
-    if "AA" in wanted:
-        aa = _add_anticipation(out, records, counts)
-        if aa is not None:
-            per_instance["AA"] = aa
-            names = [*names, "AA"]
-
-    # stability of re-translation systems
-    revised = [r["revisions"] for r in records if r.get("revisions")]
-    if revised:
-        ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), target_unit)
-        out["NE"] = {"score": ne, "instances": len(revised), **metric_registry.describe_key("NE")}
-
+    run = _ShortRun(records, options, latency_unit, _is_speech(records[0], latency_unit) if speech is None else speech)
+    out, rows = run.score(source_texts)
     if baseline is not None:
         add_norm_scores(out, baseline[1], baseline[0])
-
     out["counts"] = {
         "instances": len(records),
         "empty_instances": sum(1 for r in records if not r.get("delays")),
         "failed_instances": sum(1 for r in records if r.get("status", "ok") != "ok"),
     }
-    out["info"] = {
-        "harness_version": __version__,
-        "latency_unit": delay_unit,
-        "target_unit": target_unit,
-        "modality": "speech" if speech else "text",
-        "source": source,
-        "reference_sets": sets,
-        "tokenizer": tokenizer,
-        "bootstrap": bootstrap,
-        "seed": seed,
-        "computation_aware": has_ca,
-    }
-    rows = instance_rows(records, {**per_instance, **neural_values}, names + list(neural_values))
+    out["info"] = run.info(source)
     return out, rows
+
+
+def _wanted(options: ScoringOptions) -> set[str]:
+    """The metric names a short-form run is scored on (a HarnessError for a name no metric has)."""
+    known = set(QUALITY_METRICS) | set(ALL_LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
+    wanted = (set(options.metrics) if options.metrics is not None
+              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(options.also)
+              | set(options.model_metrics))
+    unknown = wanted - known
+    if unknown:
+        raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
+    return wanted
+
+
+class _ShortRun:
+    """The scoring of one short-form run: its facts, then quality, latency, neural and diagnostic steps."""
+
+    def __init__(self, records: list[dict[str, Any]], options: ScoringOptions, latency_unit: str,
+                 speech: bool) -> None:
+        self.records, self.options, self.latency_unit, self.speech = records, options, latency_unit, speech
+        self.wanted = _wanted(options)
+        # speech delays are milliseconds of source audio whatever the target token unit (word or char) is
+        self.target_unit = "char" if latency_unit == "char" else "word"
+        self.delay_unit = "ms" if speech else latency_unit
+        self.sets = list(options.reference_sets or reference_sets_of(records[0]))
+        self.refs_by_set = references_by_set(records, self.sets)
+        self.has_ca = False
+
+    def score(self, source_texts: Sequence[str] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        import numpy as np
+
+        options, records = self.options, self.records
+        quality = start_quality([rec["prediction"] for rec in records], self.refs_by_set, self.wanted,
+                                tokenizer=options.tokenizer, target_lang=options.meteor_lang)
+        counts = resample_counts(len(records), options.bootstrap, options.seed) if options.bootstrap > 1 else None
+        per_instance, names = self._latency_values()
+        empty = np.full(len(records), np.nan)
+        columns = [per_instance.get(name, empty) for name in names]
+        resampled, latency_sums = self._resampled(quality, columns, counts)
+        out = quality_records(quality, counts, resampled, options.seed)
+        neural, neural_values = model_metric_records(
+            [m for m in MODEL_METRICS if m in self.wanted], records, self.refs_by_set, options.model_metrics,
+            source_texts=source_texts, counts=counts, seed=options.seed)
+        out.update(neural)
+        out.update(self._latency_records(names, mean_records(columns, counts, latency_sums)))
+        if self.wanted & set(DEGENERACY_METRICS):
+            _add_degeneracy(out, records, per_instance, self.target_unit, self.sets[0], self.delay_unit, self.wanted)
+        if "AA" in self.wanted:
+            aa = _add_anticipation(out, records, counts)
+            if aa is not None:
+                per_instance["AA"] = aa
+                names = [*names, "AA"]
+        revised = [r["revisions"] for r in records if r.get("revisions")]  # stability of re-translation systems
+        if revised:
+            ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), self.target_unit)
+            out["NE"] = {"score": ne, "instances": len(revised), **metric_registry.describe_key("NE")}
+        rows = instance_rows(records, {**per_instance, **neural_values}, names + list(neural_values))
+        return out, rows
+
+    def _latency_values(self) -> tuple[dict[str, Any], list[str]]:
+        """({metric: per-instance values}, the latency names reported) on the first reference set."""
+        import numpy as np
+
+        plain = [n for n in LATENCY_METRICS if n in self.wanted]
+        per_instance = (corpus_instance_metrics(self.records, self.latency_unit, self.sets[0], self.speech,
+                                                self.options.computation_aware)
+                        if plain or self.wanted & set(DEGENERACY_METRICS) else {})
+        if "CW" in self.wanted:
+            per_instance["CW"] = np.array([np.nan if not r.get("delays") or (v := lat.continuous_wait(r["delays"]))
+                                           is None else v for r in self.records], dtype=np.float64)
+            plain.append("CW")
+        self.has_ca = "AL_CA" in per_instance
+        ca = [f"{n}_CA" for n in plain if metric_registry.REGISTRY[n].computation_aware] if self.has_ca else []
+        return per_instance, plain + ca
+
+    @staticmethod
+    def _resampled(quality: QualityStep, columns: list[Any], counts: Any) -> tuple[dict[Any, Any], Any]:
+        """Every metric's resampled sums in one pass over the resamples: (by quality key, the latency block)."""
+        if counts is None:
+            return {}, None
+        blocks = quality.blocks() + (list(value_blocks(columns)) if columns else [])
+        slices, sums = resampled_sums(counts, blocks)
+        resampled = dict(zip(quality.keys, slices, strict=False))
+        n = len(quality.keys)
+        latency = sums[:, sum(b.shape[1] for b in blocks[:n]):] if columns and sums is not None else None
+        return resampled, latency
+
+    def _latency_records(self, names: list[str], means: list[tuple[float | None, list[float] | None]]
+                         ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, (score, ci) in zip(names, means, strict=True):
+            entry: dict[str, Any] = {
+                "score": score,
+                "ci95": ci,
+                "reference_set": self.sets[0],
+                "computation_aware": name.endswith("_CA"),
+                **metric_registry.describe_key(name, self.delay_unit),
+            }
+            if score is None:
+                entry["note"] = "no instance with a non-empty hypothesis" + (
+                    " emitted before the end of the source" if name.removesuffix("_CA") == "YAAL" else "")
+            out[name] = entry
+        return out
+
+    def info(self, source: str | None) -> dict[str, Any]:
+        return {
+            "harness_version": __version__,
+            "latency_unit": self.delay_unit,
+            "target_unit": self.target_unit,
+            "modality": "speech" if self.speech else "text",
+            "source": source,
+            "reference_sets": self.sets,
+            "tokenizer": self.options.tokenizer,
+            "bootstrap": self.options.bootstrap,
+            "seed": self.options.seed,
+            "computation_aware": self.has_ca,
+        }
 
 
 def _add_anticipation(out: dict[str, Any], records: Sequence[dict[str, Any]], counts: Any) -> Any:

@@ -10,13 +10,13 @@ instance_scores.jsonl, so the instance pages and the paired significance read th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness import metric_registry
 from harness.config import ModelMetric
 from harness.errors import HarnessError, MetricSetupError
-from harness.longform.model import RefSentence
+from harness.recordings import RefSentence
 
 __all__ = ["source_texts_of", "longform_source_texts", "model_metric_records"]
 
@@ -51,7 +51,7 @@ def model_metric_records(
     names: Sequence[str],
     records: Sequence[dict[str, Any]],
     refs_by_set: dict[str, list[str]],
-    settings: dict[str, ModelMetric],
+    settings: Mapping[str, ModelMetric],
     *,
     source_texts: Sequence[str] | None = None,
     counts: Any = None,

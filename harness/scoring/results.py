@@ -21,9 +21,13 @@ from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
 from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
+from harness.metrics.latency import continuous_wait
 from harness.metrics.significance import paired_quality, paired_values
-from harness.scoring.corpus import corpus_instance_metrics, instance_rows, reference_sets_of
+from harness.scoring.corpus import corpus_instance_metrics, instance_rows
 from harness.scoring.files import write_instance_scores, write_json
+from harness.scoring.longform import is_longform_log, sentence_scores
+from harness.scoring.options import track_scoring_options
+from harness.scoring.references import reference_sets_of
 
 __all__ = ["score_results", "best_run", "SCORED_STATUSES"]
 
@@ -92,26 +96,22 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     except HarnessError:
         return None  # nothing to score (the run's status already says why)
     records = sorted(log.records, key=lambda r: r["index"])
-    from harness.longform.scoring import is_longform_log, sentence_scores
-
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
-        from harness.scoring.options import track_scoring_options
-
         options = track_scoring_options(track).but(resegmentation=track.resegmentation)
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
         write_instance_scores(run_dir.path, rows)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
         return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))
-    speech = log.source_type == "speech"
     ref_set = next(iter(reference_sets_of(records[0])))
-    per = corpus_instance_metrics(records, log.latency_unit, ref_set, speech, track.computation_aware)
+    per = corpus_instance_metrics(records, log.latency_unit, ref_set, log.source_type == "speech",
+                                  track.computation_aware)
     names = [*LATENCY_METRICS, *(f"{n}_CA" for n in LATENCY_METRICS if f"{n}_CA" in per)]
+    if "CW" in track.latency:
+        per["CW"] = np.array([np.nan if not r.get("delays") or (v := continuous_wait(r["delays"])) is None else v
+                              for r in records], dtype=np.float64)
+        names.append("CW")
     if track.anticipation and all(isinstance(r.get("source"), str) for r in records):
-        from harness.metrics.anticipation import EflomalAligner, aligned, average_anticipation
-
-        links = aligned(EflomalAligner(), [r["source"] for r in records], [r["prediction"] for r in records])
-        per["AA"] = np.array([np.nan if not r["prediction"].strip() or (v := average_anticipation(x)) is None
-                              else v for r, x in zip(records, links, strict=True)])
+        per["AA"] = _anticipation_values(records)
         names.append("AA")
     neural = _neural_values(run_dir, [r["index"] for r in records])
     per.update(neural)
@@ -119,6 +119,15 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
     return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _anticipation_values(records: list[dict[str, Any]]) -> Any:
+    """AA of each output against its source text (NaN for an empty output)."""
+    from harness.metrics.anticipation import EflomalAligner, aligned, average_anticipation
+
+    links = aligned(EflomalAligner(), [r["source"] for r in records], [r["prediction"] for r in records])
+    return np.array([np.nan if not r["prediction"].strip() or (v := average_anticipation(x)) is None else v
+                     for r, x in zip(records, links, strict=True)])
 
 
 def _neural_values(run_dir: layout.RunDir, indices: list[int]) -> dict[str, Any]:
@@ -173,9 +182,26 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
     in `config` are left out (they get no board).
     """
     results = layout.ResultsDir(Path(results_dir))
-    written: list[Path] = []
+    data, written = _load_runs(config, results, runs)
+    for track in config.tracks:
+        if track.anticipation:
+            written += [write_json(results.anticipation(track.name, name), dataset_anticipation(ds))
+                        for name, ds in track.datasets.items()
+                        if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
+        for dataset in track.datasets:
+            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
+            if board:
+                out = _board_significance(track, dataset, board, data, bootstrap, seed)
+                written.append(write_json(results.significance(track.name, dataset), out))
+    return written
+
+
+def _load_runs(config: TaskConfig, results: layout.ResultsDir, runs: list[dict[str, Any]]
+               ) -> tuple[dict[tuple[str, str], _RunData | None], list[Path]]:
+    """({(submission, dataset): the run's data}, the instance_scores.jsonl written) for runs of known tracks."""
     tracks = {t.name: t for t in config.tracks}
     data: dict[tuple[str, str], _RunData | None] = {}
+    written: list[Path] = []
     for run in runs:
         track = tracks.get(run.get("track"))  # type: ignore[arg-type]
         if track is None or not isinstance(run.get("submission"), str) or not isinstance(run.get("dataset"), str):
@@ -186,29 +212,23 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
         data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track)
         if loaded is not None:
             written.append(run_dir.instance_scores)
-    for track in config.tracks:
-        if track.anticipation:
-            written += [write_json(results.anticipation(track.name, name), dataset_anticipation(ds))
-                        for name, ds in track.datasets.items()
-                        if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
-        for dataset in track.datasets:
-            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
-            if not board:
-                continue
-            best = best_run(board, track.primary_quality)
-            out: dict[str, Any] = {"track": track.name, "dataset": dataset,
-                                   "best": best["submission"] if best else None,
-                                   "metrics": [track.primary_quality, track.primary_latency],
-                                   "bootstrap": bootstrap, "seed": seed, "runs": {}}
-            best_data = data.get((best["submission"], dataset)) if best else None
-            for run in board:
-                if best is None or run is best or not _scored(run, track.primary_quality):
-                    continue
-                other = data.get((run["submission"], dataset))
-                if best_data is None or other is None:
-                    continue
-                out["runs"][run["submission"]] = {
-                    m: _paired(best_data, other, m, track, bootstrap, seed)
-                    for m in (track.primary_quality, track.primary_latency)}
-            written.append(write_json(results.significance(track.name, dataset), out))
-    return written
+    return data, written
+
+
+def _board_significance(track: Track, dataset: str, board: list[dict[str, Any]],
+                        data: dict[tuple[str, str], _RunData | None], bootstrap: int, seed: int) -> dict[str, Any]:
+    """One board's significance file: every scored run against the best one, on both primary metrics."""
+    best = best_run(board, track.primary_quality)
+    out: dict[str, Any] = {"track": track.name, "dataset": dataset, "best": best["submission"] if best else None,
+                           "metrics": [track.primary_quality, track.primary_latency],
+                           "bootstrap": bootstrap, "seed": seed, "runs": {}}
+    best_data = data.get((best["submission"], dataset)) if best else None
+    for run in board:
+        if best is None or run is best or not _scored(run, track.primary_quality):
+            continue
+        other = data.get((run["submission"], dataset))
+        if best_data is None or other is None:
+            continue
+        out["runs"][run["submission"]] = {m: _paired(best_data, other, m, track, bootstrap, seed)
+                                          for m in (track.primary_quality, track.primary_latency)}
+    return out

@@ -7,7 +7,8 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.metric_registry import QUALITY_METRICS
 from harness.metrics.significance import paired_quality, paired_values
-from harness.scoring.corpus import instance_metrics, reference_sets_of
+from harness.scoring.corpus import instance_metrics
+from harness.scoring.references import reference_sets_of
 
 __all__ = ["paired_bootstrap"]
 

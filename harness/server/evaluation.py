@@ -235,7 +235,7 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
                     resume: bool = False, overwrite: bool = False) -> Evaluation:
     """Load a config and dataset and open the log writer: everything a server or a joint run needs."""
     from harness.config import load_config
-    from harness.data.speech import load_dataset
+    from harness.data.loader import load_dataset
 
     config = load_config(config_path)
     track = config.track(track_name)

@@ -50,13 +50,14 @@ def scorer_for(settings: ModelMetric, where: str, cache: ScoreCache | None = Non
         if value == digest:
             cache.remember_hash(key, value)
     loaded = load_model(ckpt, digest, settings.precision, settings.gpus, where)
-    key = (digest, settings.precision, str(loaded.device), settings.batch_size)
+    scorer_key = (digest, settings.precision, str(loaded.device), settings.batch_size)
     with _LOCK:
-        if key not in _SCORERS:
+        if scorer_key not in _SCORERS:
             base = (f"model:{ckpt.folder}|sha256:{digest[:16]}|class:{ckpt.class_identifier}"
                     f"|precision:{settings.precision}|batch:{settings.batch_size}|device:{loaded.device.type}")
-            _SCORERS[key] = CometScorer(loaded, "|".join(map(str, key)), settings.batch_size, where, cache, base)
-        return _SCORERS[key]
+            _SCORERS[scorer_key] = CometScorer(loaded, "|".join(map(str, scorer_key)), settings.batch_size, where,
+                                               cache, base)
+        return _SCORERS[scorer_key]
 
 
 def signature(model_signature: str, nrefs: int = 1, bootstrap: int | None = None, seed: int | None = None) -> str:

@@ -24,8 +24,9 @@ from typing import Any
 
 import yaml
 
+from harness.data.longform import match_recording, read_segmentation
+from harness.data.text import read_lines
 from harness.errors import HarnessError
-from harness.longform.dataset import read_segmentation
 from harness.runlog.reader import validate_record
 
 __all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
@@ -110,57 +111,75 @@ def _words(text: str) -> list[str]:
     return [w for w in text.split(" ") if w]
 
 
-def _replay(lines: list[dict[str, Any]], detok: Any, where: str
-            ) -> tuple[list[str], list[float], list[float], list[dict[str, Any]], bool]:
-    """SimulStream's reconstruction of one recording: (final words, delays, CA times, revisions, revised?).
+class _Replay:
+    """SimulStream's reconstruction of one recording, chunk by chunk: tokens, words, per-word delays and CA times.
 
     Words are the detokenized text split on spaces. With the word-level `simuleval` detokenizer and tokens that are
     single words, words and tokens coincide and each chunk costs only its own tokens; otherwise the text is
     detokenized again at every chunk, as SimulStream does.
     """
-    tokens: list[str] = []
-    words: list[str] = []
-    delays: list[float] = []
-    elapsed: list[float] = []
+
+    def __init__(self, detok: Any, where: str) -> None:
+        self.detok, self.where = detok, where
+        self.one_to_one = getattr(detok, "word_tokens", False)  # tokens are words: no text to rebuild
+        self.tokens: list[str] = []
+        self.words: list[str] = []
+        self.delays: list[float] = []
+        self.elapsed: list[float] = []
+        self.revised = False
+
+    def chunk(self, at: float, ca: float, deleted: list[str], generated: list[str]) -> None:
+        if deleted:
+            self.revised = True
+            if self.tokens[len(self.tokens) - len(deleted):] != deleted:
+                raise HarnessError(f"{self.where}: deleted tokens {deleted!r} are not the last ones")
+        if self.one_to_one and all(t and " " not in t for t in deleted + generated):
+            self._words_are_tokens(at, ca, deleted, generated)
+        else:
+            self._rebuild(at, ca, deleted, generated)
+
+    def _words_are_tokens(self, at: float, ca: float, deleted: list[str], generated: list[str]) -> None:
+        if deleted:
+            n = len(deleted)
+            del self.tokens[-n:], self.words[-n:], self.delays[-n:], self.elapsed[-n:]
+        self.tokens.extend(generated)
+        self.words.extend(generated)
+        self.delays.extend([at] * len(generated))
+        self.elapsed.extend([ca] * len(generated))
+
+    def _rebuild(self, at: float, ca: float, deleted: list[str], generated: list[str]) -> None:
+        if deleted:
+            before = self.words
+            self.tokens = self.tokens[:-len(deleted)]
+            self.words = _words(self.detok(self.tokens))
+            self.delays, self.elapsed = self.delays[:len(self.words)], self.elapsed[:len(self.words)]
+            if self.words and before[len(self.words) - 1] != self.words[-1]:
+                self.delays[-1], self.elapsed[-1] = at, ca
+        self.tokens = self.tokens + generated
+        before = self.words
+        self.words = _words(self.detok(self.tokens))
+        if len(self.words) > len(before):
+            self.delays += [at] * (len(self.words) - len(before))
+            self.elapsed += [ca] * (len(self.words) - len(before))
+        if before and len(self.words) >= len(before) and self.words[len(before) - 1] != before[-1]:
+            self.delays[len(before) - 1], self.elapsed[len(before) - 1] = at, ca
+
+
+def _replay(lines: list[dict[str, Any]], detok: Any, where: str
+            ) -> tuple[list[str], list[float], list[float], list[dict[str, Any]], bool]:
+    """SimulStream's reconstruction of one recording: (final words, delays, CA times, revisions, revised?)."""
+    replay = _Replay(detok, where)
     revisions: list[dict[str, Any]] = []
-    revised = False
     revising = any(obj.get("deleted_tokens") for obj in lines)  # a re-translation log: keep every revision's text
-    one_to_one = getattr(detok, "word_tokens", False)  # tokens are words: no text to rebuild
     for obj in lines:
         at = float(obj["total_audio_processed"]) * 1000.0
         ca = at + float(obj.get("computation_time", 0.0)) * 1000.0
         deleted = list(obj.get("deleted_tokens") or [])
         generated = list(obj.get("generated_tokens") or [])
-        if deleted:
-            revised = True
-            if tokens[len(tokens) - len(deleted):] != deleted:
-                raise HarnessError(f"{where}: deleted tokens {deleted!r} are not the last ones")
-        if one_to_one and all(t and " " not in t for t in deleted + generated):
-            if deleted:
-                del tokens[-len(deleted):], words[-len(deleted):], delays[-len(deleted):], elapsed[-len(deleted):]
-            tokens.extend(generated)
-            words.extend(generated)
-            delays.extend([at] * len(generated))
-            elapsed.extend([ca] * len(generated))
-        else:
-            if deleted:
-                before = words
-                tokens = tokens[:-len(deleted)]
-                words = _words(detok(tokens))
-                delays, elapsed = delays[:len(words)], elapsed[:len(words)]
-                if words and before[len(words) - 1] != words[-1]:
-                    delays[-1], elapsed[-1] = at, ca
-            tokens = tokens + generated
-            before = words
-            words = _words(detok(tokens))
-            if len(words) > len(before):
-                delays += [at] * (len(words) - len(before))
-                elapsed += [ca] * (len(words) - len(before))
-            if before and len(words) >= len(before) and words[len(before) - 1] != before[-1]:
-                delays[len(before) - 1], elapsed[len(before) - 1] = at, ca
+        replay.chunk(at, ca, deleted, generated)
         if revising and (deleted or generated):
-            revisions.append({"delay": at, "elapsed": ca, "text": " ".join(words)})
-    return words, delays, elapsed, revisions, revised
+            revisions.append({"delay": at, "elapsed": ca, "text": " ".join(replay.words)})
+    return replay.words, replay.delays, replay.elapsed, revisions, replay.revised
 
 
 def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[str, Any]]:
@@ -216,35 +235,8 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
     it in one line. Without `warn` it is an error, as is a record that matches no recording."""
-    from harness.data.text import read_lines
-    from harness.longform.dataset import _match_recording
-
-    entries = read_segmentation(segmentation)
-    sets = {name: read_lines(p) for name, p in references.items()}
-    for name, lines in sets.items():
-        if len(lines) != len(entries):
-            raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
-                               "sentences")
-    src = read_lines(transcripts) if transcripts is not None else None
-    records = list(records)
-    sources = tuple(Path(r["source"][0]) for r in records)
-    per: list[list[int]] = [[] for _ in records]
-    missing: dict[str, list[int]] = {}
-    for n, (wav, _, _) in enumerate(entries):
-        k = _match_recording(wav, sources)
-        if k is None:
-            if warn is None:
-                raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
-            missing.setdefault(wav, []).append(n)
-        else:
-            per[k].append(n)
-    for wav, rows in missing.items():
-        end = max(entries[n][1] + entries[n][2] for n in rows)
-        records.append(_empty_recording(wav, max((int(r.get("index", 0)) for r in records), default=-1) + 1, end))
-        per.append(rows)
-        if warn is not None:
-            warn(f"{log or 'the log'}: no line for recording {wav} ({len(rows)} sentences of {segmentation}): "
-                 "scored as empty output")
+    entries, sets, src = _sentence_files(segmentation, references, transcripts)
+    records, per = _assign(list(records), entries, segmentation, warn, log)
     out = []
     for rec, rows in zip(records, per, strict=True):
         if not rows:
@@ -258,17 +250,58 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
         if src is not None:
             info["transcripts"] = [src[n].strip() for n in rows]
         end = max(entries[n][1] + entries[n][2] for n in rows)
-        length = rec.get("source_length")
-        if not isinstance(length, (int, float)) or isinstance(length, bool) or length != length or length <= 0 \
-                or length == float("inf"):
-            length = max(end, rec["delays"][-1] if rec.get("delays") else 0.0)
-        new = {**rec, "source_length": length, "longform": info, "status": "ok", "latency_unit": "word",
-               "references": {name: " ".join(v) for name, v in info["sentences"].items()}}
+        new = {**rec, "source_length": _audio_length(rec, end), "longform": info, "status": "ok",
+               "latency_unit": "word", "references": {name: " ".join(v) for name, v in info["sentences"].items()}}
         problem = validate_record(new, "")
         if problem is not None:
             raise HarnessError(f"recording {rec['source'][0]}: {problem}")
         out.append(new)
     return out
+
+
+def _sentence_files(segmentation: Path, references: dict[str, Path], transcripts: Path | None
+                    ) -> tuple[list[tuple[str, float, float]], dict[str, list[str]], list[str] | None]:
+    """(segmentation entries, reference lines by set, transcript lines), every file as long as the segmentation."""
+    entries = read_segmentation(segmentation)
+    sets = {name: read_lines(p) for name, p in references.items()}
+    for name, lines in sets.items():
+        if len(lines) != len(entries):
+            raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
+                               "sentences")
+    return entries, sets, read_lines(transcripts) if transcripts is not None else None
+
+
+def _assign(records: list[dict[str, Any]], entries: list[tuple[str, float, float]], segmentation: Path,
+            warn: Callable[[str], None] | None, log: Path | None) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """(records, the segmentation entries of each): an empty record is added for a recording the log lacks."""
+    sources = tuple(Path(r["source"][0]) for r in records)
+    per: list[list[int]] = [[] for _ in records]
+    missing: dict[str, list[int]] = {}
+    for n, (wav, _, _) in enumerate(entries):
+        k = match_recording(wav, sources)
+        if k is not None:
+            per[k].append(n)
+        elif warn is None:
+            raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
+        else:
+            missing.setdefault(wav, []).append(n)
+    for wav, rows in missing.items():
+        end = max(entries[n][1] + entries[n][2] for n in rows)
+        records.append(_empty_recording(wav, max((int(r.get("index", 0)) for r in records), default=-1) + 1, end))
+        per.append(rows)
+        if warn is not None:
+            warn(f"{log or 'the log'}: no line for recording {wav} ({len(rows)} sentences of {segmentation}): "
+                 "scored as empty output")
+    return records, per
+
+
+def _audio_length(record: dict[str, Any], sentences_end: float) -> float:
+    """The recording's `source_length` where the log gives a usable one, else as far as its sentences and output
+    reach."""
+    length = record.get("source_length")
+    if isinstance(length, (int, float)) and not isinstance(length, bool) and 0 < length < float("inf"):
+        return length
+    return max(sentences_end, record["delays"][-1] if record.get("delays") else 0.0)
 
 
 def write_omnisteval_inputs(records: Sequence[dict[str, Any]], folder: Path) -> dict[str, Path]:

@@ -2,7 +2,7 @@
 
 Two methods, named in the track config (`resegmentation:`) and in every score's signature:
 
-- `softsegmenter` — OmniSTEval's SoftSegmenter (`harness.longform.softsegmenter`); a unit goes to the sentence
+- `softsegmenter` — OmniSTEval's SoftSegmenter (`harness.metrics.softsegmenter`); a unit goes to the sentence
   its word aligns to, so a sentence's units need not be contiguous in the stream;
 - `mwersegmenter` — mwerSegmenter (Matusov et al., 2005) through the `mweralign` package, as simulstream's
   StreamLAAL does: the stream is cut into contiguous pieces that minimise the word error rate against the
@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from harness.longform.model import RefSentence
-from harness.longform.softsegmenter import align_stream
+from harness.metrics.softsegmenter import align_stream
+from harness.recordings import RefSentence
 
 __all__ = ["METHODS", "SentenceOutput", "resegment"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.longform.resegment import SentenceOutput
 from harness.metrics import latency as lat
+from harness.metrics.resegment import SentenceOutput
 
 __all__ = ["SOFT_METRICS", "STREAM_METRICS", "long_yaal", "sentence_values"]
 

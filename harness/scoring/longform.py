@@ -20,11 +20,16 @@ from typing import Any
 
 from harness import __version__, metric_registry
 from harness.errors import HarnessError
-from harness.longform.latency import SOFT_METRICS, STREAM_METRICS, sentence_values
-from harness.longform.model import RefSentence
-from harness.longform.resegment import METHODS, SentenceOutput, resegment
 from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
+from harness.metrics.longform_latency import SOFT_METRICS, STREAM_METRICS, sentence_values
+from harness.metrics.quality import resample_counts
+from harness.metrics.resegment import METHODS, SentenceOutput, resegment
+from harness.recordings import RefSentence
+from harness.scoring.means import mean_records
+from harness.scoring.neural import longform_source_texts, model_metric_records
 from harness.scoring.options import ScoringOptions
+from harness.scoring.quality_step import quality_records, resampled_sums, start_quality
+from harness.scoring.references import references_by_set
 from harness.units import join_units, split_units
 
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
@@ -101,7 +106,7 @@ def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set:
 
 
 def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for outs in per_recording:
         for o in outs:
             rows.append({"index": len(rows), "prediction": join_units(o.units, unit), "delays": o.delays,
@@ -183,26 +188,42 @@ def _wanted(options: ScoringOptions) -> set[str]:
 
 def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOutput]], wanted: set[str],
              sets: list[str], options: ScoringOptions, plan: _Plan) -> dict[str, Any]:
-    """String and neural quality on the resegmented sentences, each signature naming the resegmentation."""
-    from harness.scoring.corpus import score_records_with_instances
-    from harness.scoring.neural import longform_source_texts
-
-    quality = [m for m in QUALITY_METRICS if m in wanted]
+    """String and neural quality on the resegmented sentences (the shared steps), each signature naming the
+    resegmentation."""
+    quality = {m for m in QUALITY_METRICS if m in wanted}
     neural = [m for m in MODEL_METRICS if m in wanted]
     if not quality and not neural:
         return {}
+    refs_by_set = references_by_set(sentence_recs, sets)
+    step = start_quality([r["prediction"] for r in sentence_recs], refs_by_set, quality, tokenizer=options.tokenizer,
+                         target_lang=options.meteor_lang)
+    n = len(sentence_recs)
+    counts = resample_counts(n, options.bootstrap, options.seed) if options.bootstrap > 1 else None
+    resampled = dict(zip(step.keys, resampled_sums(counts, step.blocks())[0], strict=True)) if counts is not None \
+        else {}
+    out = quality_records(step, counts, resampled, options.seed)
     sources = longform_source_texts([o.sentence for outs in outputs for o in outs]) if neural else None
-    q, _ = score_records_with_instances(sentence_recs, options.but(metrics=quality + neural, reference_sets=sets,
-                                                                   also=()),
-                                        latency_unit="ms", speech=True, source_texts=sources)
-    out = {}
-    for key, rec in q.items():
-        if key not in ("counts", "info"):
-            if rec.get("signature"):
-                rec["signature"] += f"|reseg:{plan.label}"
-            rec["resegmentation"] = plan.method
-            out[key] = rec
+    out.update(model_metric_records(neural, sentence_recs, refs_by_set, options.model_metrics, source_texts=sources,
+                                    counts=counts, seed=options.seed)[0])
+    for rec in out.values():
+        if rec.get("signature"):
+            rec["signature"] += f"|reseg:{plan.label}"
+        rec["resegmentation"] = plan.method
     return out
+
+
+def _latency_names(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str],
+                   computation_aware: bool) -> list[tuple[str, str]]:
+    """(resegmentation, metric) of every long-form latency value reported: each family on its own resegmenter's
+    sentences, `_CA` twins where elapsed times exist."""
+    names: list[tuple[str, str]] = []
+    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
+        if m not in per_sentence:
+            continue
+        plain = [n for n in LONGFORM_LATENCY_METRICS if n in fam and n in wanted]
+        has_ca = computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
+        names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
+    return names
 
 
 def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str], first: str,
@@ -210,18 +231,9 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
     """The Long* family and StreamLAAL (with `_CA` twins): means over sentences with bootstrap intervals."""
     import numpy as np
 
-    from harness.metrics.quality import resample_counts
-    from harness.scoring.corpus import mean_records
-
     n_sent = len(next(iter(per_sentence.values()))) if per_sentence else 0
     counts = resample_counts(n_sent, options.bootstrap, options.seed) if options.bootstrap > 1 and n_sent else None
-    names: list[tuple[str, str]] = []
-    for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
-        if m not in per_sentence:
-            continue
-        plain = [n for n in LONGFORM_LATENCY_METRICS if n in fam and n in wanted]
-        has_ca = options.computation_aware and any(f"{n}_CA" in row for row in per_sentence[m] for n in plain)
-        names += [(m, n) for n in plain] + ([(m, f"{n}_CA") for n in plain] if has_ca else [])
+    names = _latency_names(per_sentence, wanted, options.computation_aware)
     columns = [np.array([np.nan if row.get(n) is None else row[n] for row in per_sentence[m]], dtype=np.float64)
                for m, n in names]
     out: dict[str, Any] = {}
@@ -321,7 +333,7 @@ def _rows(records: Sequence[dict[str, Any]], outputs: list[list[SentenceOutput]]
         for values in per_sentence.values():
             mine = values[k - len(outs):k]
             for name in (mine[0] if mine else {}):
-                vals = [v[name] for v in mine if v.get(name) is not None]
+                vals = [float(x) for v in mine if (x := v.get(name)) is not None]
                 row[name] = sum(vals) / len(vals) if vals else None
         rows.append(row)
     return rows

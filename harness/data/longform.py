@@ -20,9 +20,9 @@ from typing import Any
 from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
-from harness.longform.model import Recording, RefSentence
+from harness.recordings import Recording, RefSentence
 
-__all__ = ["LongformDataset", "read_segmentation"]
+__all__ = ["LongformDataset", "read_segmentation", "match_recording"]
 
 OVERLAP_SLACK_MS = 1.0  # rounding of offsets written with 2-3 decimals of a second
 
@@ -56,7 +56,7 @@ def read_segmentation(path: Path) -> list[tuple[str, float, float]]:
     return out
 
 
-def _match_recording(wav: str, audio: tuple[Path, ...]) -> int | None:
+def match_recording(wav: str, audio: tuple[Path, ...]) -> int | None:
     """Index of the recording `wav` names: same path, same file name, or same stem (OmniSTEval's rules)."""
     for rule in (lambda p: str(p), lambda p: p.name, lambda p: p.stem):
         key = rule(Path(wav))
@@ -64,6 +64,31 @@ def _match_recording(wav: str, audio: tuple[Path, ...]) -> int | None:
         if len(hits) == 1:
             return hits[0]
     return None
+
+
+def _aligned_lines(references: dict[str, Path], transcripts: Path | None, segmentation: Path, count: int
+                   ) -> tuple[dict[str, list[str]], list[str] | None]:
+    """(every reference set's lines, the transcript's lines), each checked to have one line per segmentation entry."""
+    sets = {name: read_lines(p) for name, p in references.items()}
+    sources = read_lines(transcripts) if transcripts is not None else None
+    if sources is not None and len(sources) != count:
+        raise HarnessError(f"{transcripts}: {len(sources)} lines but {segmentation} has {count} sentences")
+    for name, lines in sets.items():
+        if len(lines) != count:
+            raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {count} "
+                               f"sentences (reference set {name!r})")
+    return sets, sources
+
+
+def _check_place(segmentation: Path, n: int, before: list[RefSentence], offset: float, duration: float, wav: str,
+                 audio: Path, audio_ms: float) -> None:
+    """A sentence must start after the previous one of its recording ends and end within the recording's audio."""
+    if before and offset + OVERLAP_SLACK_MS < before[-1].end_ms:
+        raise HarnessError(f"{segmentation}: entry {n}: sentence at {offset / 1000:g} s overlaps the one "
+                           f"before it in {wav} (ends at {before[-1].end_ms / 1000:g} s)")
+    if offset + duration > audio_ms + OVERLAP_SLACK_MS:
+        raise HarnessError(f"{segmentation}: entry {n}: sentence ends at {(offset + duration) / 1000:g} s, "
+                           f"past the end of {audio} ({audio_ms / 1000:g} s)")
 
 
 @dataclass(frozen=True)
@@ -80,33 +105,18 @@ class LongformDataset(SpeechDataset):
 
         audio = read_audio_list(list_file)
         entries = read_segmentation(segmentation)
-        sets = {name: read_lines(p) for name, p in references.items()}
-        if transcripts is not None:
-            sets_src = read_lines(transcripts)
-            if len(sets_src) != len(entries):
-                raise HarnessError(f"{transcripts}: {len(sets_src)} lines but {segmentation} has {len(entries)} "
-                                   "sentences")
-        for name, lines in sets.items():
-            if len(lines) != len(entries):
-                raise HarnessError(f"{references[name]}: {len(lines)} lines but {segmentation} has {len(entries)} "
-                                   f"sentences (reference set {name!r})")
+        sets, sources = _aligned_lines(references, transcripts, segmentation, len(entries))
         durations = [soundfile.info(str(p)).duration * 1000.0 for p in audio]
         per_recording: list[list[RefSentence]] = [[] for _ in audio]
         for n, (wav, offset, duration) in enumerate(entries):
-            k = _match_recording(wav, audio)
+            k = match_recording(wav, audio)
             if k is None:
                 raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} is not in {list_file}")
-            sentences = per_recording[k]
-            if sentences and offset + OVERLAP_SLACK_MS < sentences[-1].end_ms:
-                raise HarnessError(f"{segmentation}: entry {n}: sentence at {offset / 1000:g} s overlaps the one "
-                                   f"before it in {wav} (ends at {sentences[-1].end_ms / 1000:g} s)")
-            if offset + duration > durations[k] + OVERLAP_SLACK_MS:
-                raise HarnessError(f"{segmentation}: entry {n}: sentence ends at {(offset + duration) / 1000:g} s, "
-                                   f"past the end of {audio[k]} ({durations[k] / 1000:g} s)")
-            sentences.append(RefSentence(
+            _check_place(segmentation, n, per_recording[k], offset, duration, wav, audio[k], durations[k])
+            per_recording[k].append(RefSentence(
                 recording=audio[k].stem, offset_ms=offset, duration_ms=duration,
                 references={name: lines[n].strip() for name, lines in sets.items()},
-                source=sets_src[n].strip() if transcripts is not None else None))
+                source=sources[n].strip() if sources is not None else None))
         for k, sentences in enumerate(per_recording):
             if not sentences:
                 raise HarnessError(f"{segmentation}: no sentence for recording {audio[k]}")

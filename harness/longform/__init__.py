@@ -1,1 +1,0 @@
-"""Long-form (unsegmented) speech: recordings streamed whole, output resegmented onto reference sentences."""
