@@ -21,7 +21,7 @@ from harness.batch.job import SubmissionJob
 from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
-from harness.config import TaskConfig, load_config
+from harness.config import TaskConfig, load_config, require_dataset_files
 from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
 
@@ -150,9 +150,12 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
 def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,
                  resume: bool, overwrite: bool = False) -> EvaluateOptions:
     """Options for `harness evaluate` from its command-line values."""
-    config = load_config(config_path)
+    config = load_config(config_path, check_files=False)  # the files of the datasets evaluated now are checked
     for ds in datasets:
         if not any(ds in t.datasets for t in config.tracks):
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
+        for track in config.tracks:
+            if ds in track.datasets:
+                require_dataset_files(config, track, ds)
     return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume, overwrite=overwrite)

@@ -160,6 +160,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes);
     `progress` shows its instance counter (default: nothing)."""
     from harness.batch.results import model_metric_options, score_run
+    from harness.intake.image_command import local_command
     from harness.intake.submission import load_submission
     from harness.run.execute import execute_run
     from harness.run.local_backend import LocalBackend
@@ -167,8 +168,9 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
 
     sub = load_submission(folder)
     track = config.track(sub.track)
+    command = local_command(sub)  # an agent server without `command:` runs its Dockerfile's own command
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
-    spec = RunSpec(submission_image="", command=sub.command, config=config, track=track,
+    spec = RunSpec(submission_image="", command=command, config=config, track=track,
                    dataset=track.dataset(dataset), out_dir=run_dir.resolve(), interface=sub.interface,
                    participant_port=sub.port)
     shown = progress or quiet_progress()

@@ -19,7 +19,7 @@ HELP = "score an instances.log (the harness's or SimulEval's) and write scores.j
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `harness score`."""
-    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="+",
+    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="*",
                         help="a run directory or an instances.log (several: each is scored, models load once)")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (table)")
     parser.add_argument(
@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (1000)")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
-    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
-                        help="only these metrics (default: all but the optional METEOR)")
+    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", action=MetricsAction,
+                        help="only these metrics, by name or comma list (BLEU,AL; the _CA names printed are "
+                             "accepted; default: all but the optional METEOR)")
     parser.add_argument("--target-lang", default="en",
                         help="target language: METEOR uses stems and WordNet synonyms for en only (default en)")
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
@@ -58,6 +59,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     neural.add_argument("--comet-gpus", type=int, choices=(0, 1), default=None, help="0: CPU (default), 1: GPU")
     neural.add_argument("--source-text", default=None, metavar="FILE",
                         help="source transcript, one line per instance (speech runs)")
+
+
+def scorable_metrics() -> tuple[str, ...]:
+    """Every base name `--metrics` accepts (short-form and long-form), in registry order."""
+    from harness.metric_registry import (
+        DIAGNOSTIC_METRICS,
+        LATENCY_METRICS,
+        LONGFORM_LATENCY_METRICS,
+        QUALITY_METRICS,
+    )
+
+    return (*QUALITY_METRICS, *MODEL_METRICS, *LATENCY_METRICS, *LONGFORM_LATENCY_METRICS, *DIAGNOSTIC_METRICS)
+
+
+class MetricsAction(argparse.Action):
+    """`--metrics BLEU AL`, `--metrics BLEU,AL_CA` or `--metrics LAAL@orig`: base metric names, in order.
+
+    A name printed in a table (`AL_CA`, `BLEU@mono`) means its base metric. A value that is no metric but a file
+    or folder that exists is a run the user put after `--metrics`: it goes back to the runs (a metric list
+    cannot swallow the run folder). Any other value is one line listing the valid names, with a suggestion."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from harness.fields import suggest
+        from harness.metric_registry import spec_of
+
+        valid = scorable_metrics()
+        names: list[str] = list(getattr(namespace, self.dest, None) or [])
+        runs: list[str] = list(getattr(namespace, "runs_after_metrics", None) or [])
+        for value in values:
+            if "," not in value and value not in valid and Path(value).exists():
+                runs.append(value)
+                continue
+            for piece in (p.strip() for p in value.split(",")):
+                if not piece:
+                    continue
+                base = piece.partition("@")[0]
+                spec = spec_of(base) if base.endswith("_CA") else None
+                if spec is not None:
+                    base = spec.name
+                if base not in valid:
+                    guess = suggest(base, valid)
+                    hint = f"; did you mean {guess!r}?" if guess else ""
+                    parser.error(f"--metrics: unknown metric {piece!r}{hint} (valid: {', '.join(valid)}, "
+                                 f"each also as NAME_CA where computation-aware)")
+                if base not in names:
+                    names.append(base)
+        setattr(namespace, self.dest, names)
+        namespace.runs_after_metrics = runs
 
 
 def _fmt(x: Any) -> str:
@@ -160,8 +210,12 @@ def _source_text(path: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
+    from harness.errors import HarnessError
     from harness.scoring import score_log, write_instance_scores, write_scores
 
+    args.path = list(args.path) + list(getattr(args, "runs_after_metrics", None) or [])
+    if not args.path:
+        raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     settings, sources = model_metrics(args), _source_text(args.source_text)
     options = dict(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
                    computation_aware=not args.no_computation_aware, metrics=args.metrics,
