@@ -106,3 +106,78 @@ def test_validate_suggests_only_flags_it_has(tmp_path: Path) -> None:
     assert "--overwrite" in suggested and "--resume" not in suggested, refused.stderr
     usage = harness("validate", "--help").stdout
     assert all(flag in usage for flag in suggested), (suggested, usage)
+
+
+def test_validate_no_docker_runs_the_agent_server_template_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "simuleval_agent_server"
+    shutil.copytree(REPO / "agent_templates" / "simuleval_agent_server", folder)
+    proc = harness("validate", str(folder), "--config", str(CONFIG), "--output", str(tmp_path / "out"),
+                   "--no-docker")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "status       ok" in proc.stdout and "instances    3/3" in proc.stdout, proc.stdout
+
+
+def test_validate_no_docker_without_a_known_command_is_a_usage_error(tmp_path: Path) -> None:
+    folder = tmp_path / "server-image"
+    folder.mkdir()
+    (folder / "image.tar").write_bytes(b"")
+    (folder / "submission.yaml").write_text(
+        "team: t\nsystem: s\ncontact: a@b.c\ntrack: text-en-es\nkind: primary\ndescription: d\n"
+        "build: {image: image.tar}\ninterface: simuleval-agent-server\n", encoding="utf-8")
+    proc = harness("validate", str(folder), "--config", str(CONFIG), "--output", str(tmp_path / "out"),
+                   "--no-docker")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "submission.yaml: command:" in proc.stderr, proc.stderr
+    assert "crash" not in proc.stdout + proc.stderr
+
+
+LAGGED = '''from harness.client.agent import ReadAction, TextAgent, WriteAction
+
+
+class Lagged(TextAgent):
+    @staticmethod
+    def add_args(parser):
+        parser.add_argument("--k", type=int, default=1)
+
+    def policy(self, states):
+        if not states.source_finished and len(states.source) - len(states.target) < self.args.k:
+            return ReadAction()
+        if len(states.target) < len(states.source):
+            return WriteAction(states.source[len(states.target)])
+        return WriteAction("", finished=True)
+'''
+
+
+def test_run_resume_refuses_another_system(tmp_path: Path) -> None:
+    agent = tmp_path / "lagged.py"
+    agent.write_text(LAGGED, encoding="utf-8")
+    out = str(tmp_path / "run")
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return harness("run", "--config", str(CONFIG), "--dataset", "dev", "--output", out, *extra)
+
+    assert run("--agent", str(agent), "--k", "2", "--instances", "0").returncode == 0
+    other_options = run("--resume", "--agent", str(agent), "--k", "3")
+    assert other_options.returncode == 2 and "agent options differ: k" in other_options.stderr, other_options.stderr
+    shutil.copy2(ECHO, tmp_path / "other.py")
+    other_file = run("--resume", "--agent", str(tmp_path / "other.py"))
+    assert other_file.returncode == 2 and "the agent file's content differs" in other_file.stderr
+    assert other_file.stderr.count("\n") == 1
+    same = run("--resume", "--agent", str(agent), "--k=2")
+    assert same.returncode == 0, same.stderr
+    assert "2 instance(s) decoded" in same.stderr, same.stderr
+
+
+def test_metrics_take_comma_lists_ca_names_and_never_swallow_the_run(tmp_path: Path) -> None:
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "examples" / "runs" / "udhr-dev-waitk3", run)
+    for order in (["--metrics", "BLEU,AL_CA", str(run)], [str(run), "--metrics", "BLEU", "AL_CA@orig"]):
+        proc = harness("score", *order, "--no-write", "--format", "json", "--bootstrap", "1")
+        assert proc.returncode == 0, proc.stderr
+        names = set(json.loads(proc.stdout)) - {"counts", "info"}
+        assert {n.partition("@")[0] for n in names} == {"BLEU", "AL"}, names
+    wrong = harness("score", str(run), "--metrics", "BLUE", "--no-write")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+    assert "unknown metric 'BLUE'; did you mean 'BLEU'?" in wrong.stderr and "valid: BLEU, chrF" in wrong.stderr

@@ -102,8 +102,8 @@ class MetricsAction(argparse.Action):
                 if base not in valid:
                     guess = suggest(base, valid)
                     hint = f"; did you mean {guess!r}?" if guess else ""
-                    parser.error(f"--metrics: unknown metric {piece!r}{hint} (valid: {', '.join(valid)}, "
-                                 f"each also as NAME_CA where computation-aware)")
+                    parser.exit(2, f"{parser.prog}: error: --metrics: unknown metric {piece!r}{hint} (valid: "
+                                f"{', '.join(valid)}; each also as NAME_CA where computation-aware)\n")
                 if base not in names:
                     names.append(base)
         setattr(namespace, self.dest, names)
