@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "render the static HTML leaderboard from a results directory",
     "validate": "run a submission through the organizer's pipeline on the dev set (participants)",
     "check": "check a submission folder statically",
+    "check-config": "check a task config: every problem at once, one line each (organizers)",
     "server": "run the evaluation server for one dataset of a task config",
     "client": "decode the server's instances with an agent",
     "run": "evaluate an agent on a dataset in one command (server and client together)",
@@ -43,7 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, summary in COMMANDS.items():
         sp = sub.add_parser(name, help=summary, description=summary)
         if only is None or only == name:
-            module = importlib.import_module(f"harness.commands.{name}")
+            module = importlib.import_module(f"harness.commands.{name.replace('-', '_')}")
             sp.description = module.HELP
             module.add_arguments(sp)
             sp.set_defaults(_run=module.run)

