@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.evaluate_data.support import CONFIG, make_submission
+from tests.test_human import results  # noqa: F401 - the fixture: three systems' runs on one board
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -64,3 +65,39 @@ def test_check_config_passes_a_good_config(tmp_path: Path) -> None:
     proc = harness("check-config", str(CONFIG))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith(f"{CONFIG}: ok (1 track(s), 2 dataset(s)"), proc.stdout
+
+
+def _fill(sheet: Path, filled: Path, rater_column: str | None = None) -> int:
+    """The sheet as a rater returns it: every score filled (4), optionally a rater column added; the row count."""
+    import csv
+
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8", newline="")))
+    with filled.open("w", encoding="utf-8", newline="") as f:
+        names = list(rows[0]) + (["rater"] if rater_column else [])
+        writer = csv.DictWriter(f, fieldnames=names)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "score": "4", **({"rater": rater_column} if rater_column else {})})
+    return len(rows)
+
+
+def test_the_sampled_sheet_imports_back_once_its_scores_are_filled(results: Path, tmp_path: Path,  # noqa: F811
+                                                                   capsys) -> None:
+    from harness.cli import main
+
+    sheet = tmp_path / "sheet.csv"
+    assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(sheet)]) == 0
+    untouched = tmp_path / "blank.csv"
+    shutil.copy2(sheet, untouched)
+    capsys.readouterr()
+    assert main(["human", "import", str(results), str(untouched), "--rater", "ann"]) == 2  # nothing rated yet
+    assert "no row has a score yet" in capsys.readouterr().err
+    n = _fill(sheet, tmp_path / "ann.csv")
+    assert main(["human", "import", str(results), str(tmp_path / "ann.csv")]) == 2  # who rated it?
+    err = capsys.readouterr().err
+    assert "--rater NAME" in err and err.count("\n") == 1, err
+    assert main(["human", "import", str(results), str(tmp_path / "ann.csv"), "--rater", "ann"]) == 0
+    _fill(sheet, tmp_path / "bob.csv", rater_column="bob")
+    assert main(["human", "import", str(results), str(tmp_path / "bob.csv")]) == 0
+    out = capsys.readouterr().out
+    assert f"{n} rating(s) added; {2 * n} by 2 rater(s)" in out, out
