@@ -166,8 +166,12 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     from harness.run.local_backend import LocalBackend
     from harness.run.spec import RunSpec
 
-    sub = load_submission(folder)
-    track = config.track(sub.track)
+    try:
+        sub = load_submission(folder)
+        track = config.track(sub.track)
+    except HarnessError as exc:  # the submission's own mistake: its status, as the Docker pipeline reports it
+        return Report(folder.name, dataset, failures.INVALID_SUBMISSION, str(exc), False, (0, 0), {},
+                      output / folder.name / dataset)
     command = local_command(sub)  # an agent server without `command:` runs its Dockerfile's own command
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=command, config=config, track=track,

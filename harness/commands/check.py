@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
         from harness.commands.check_config import report
 
         return report(args.config, None)
+    if not args.submission.exists():  # nothing to check: a usage error, as in `harness validate`
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"{args.submission}: submission folder not found")
     config = load_config(args.config, check_files=False) if args.config else None
     report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,
                               max_image_bytes=args.max_image_size or DEFAULT_MAX_IMAGE_BYTES,

@@ -13,7 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
-from harness.errors import SubmissionError
+from harness.errors import HarnessError
 from harness.intake.submission import Submission
 
 #: WORKDIR of the harness base image (Dockerfile.base), the default of a Dockerfile that sets none
@@ -96,14 +96,14 @@ def shell_line(argv: list[str]) -> str:
 
 def local_command(sub: Submission) -> tuple[str, ...]:
     """The command a local run of `sub` starts: its `command:`, else (an agent server) its Dockerfile's own
-    ENTRYPOINT/CMD with WORKDIR paths made local; a SubmissionError (a usage error, not the run's crash) when
-    neither is known."""
+    ENTRYPOINT/CMD with WORKDIR paths made local; a HarnessError (a usage error of `--no-docker`, not the run's
+    crash nor the submission's fault: Docker runs it) when neither is known."""
     if sub.command:
         return sub.command
     found = dockerfile_command(sub.build.dockerfile) if sub.build.dockerfile is not None else None
     if found is None:
         what = "its Dockerfile sets no CMD or ENTRYPOINT" if sub.build.dockerfile else "its image.tar is not read"
-        raise SubmissionError(f"{sub.yaml_path}: command: --no-docker runs the image's own command as a local "
+        raise HarnessError(f"{sub.yaml_path}: command: --no-docker runs the image's own command as a local "
                               f"process, but {what}; add `command:` (the server's start line, with paths that exist "
                               "in the submission folder) or validate without --no-docker")
     argv, workdir = found
