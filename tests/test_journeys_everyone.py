@@ -57,3 +57,69 @@ def test_check_and_validate_exit_alike_for_the_same_failure(tmp_path: Path) -> N
     assert checked.returncode == validated.returncode == 1, checked.stdout + validated.stdout + validated.stderr
     assert "comand: unknown field; did you mean 'command'?" in checked.stdout
     assert "status       invalid_submission:" in validated.stdout and "did you mean 'command'" in validated.stdout
+
+
+def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> None:
+    """The command waits for a file the test writes only once the terminal has shown the elapsed time move
+    while the run was still starting (no instance ended): nothing here depends on how fast the machine is."""
+    import os
+    import pty
+    import re
+    import select
+
+    from tests.evaluate_data.support import make_submission
+
+    go = tmp_path / "go"
+    folder = make_submission(tmp_path / "subs", "slow", f"while [ ! -e {go} ]; do sleep 0.05; done; "
+                                                        "python3 probe_agent.py copy")
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                             "--output", str(tmp_path / "out"), "--no-docker"], stdout=subprocess.PIPE,
+                            stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    shown, elapsed = b"", set()
+    try:
+        while len(elapsed) < 3 and proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break  # nothing drawn for a minute: the table does not move (the assertion below says so)
+            try:
+                shown += os.read(master, 4096)
+            except OSError:  # the command closed the terminal: it ended
+                break
+            elapsed = set(re.findall(rb"starting +- +(\d+\.\d)s", shown))
+    finally:
+        go.touch()
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    assert len(elapsed) >= 3, shown.decode("utf-8", "replace")
+
+
+def test_validate_off_a_terminal_prints_each_state_change(tmp_path: Path) -> None:
+    from tests.evaluate_data.support import make_submission
+
+    folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
+    proc = harness("validate", str(folder), "--config", str(CONFIG), "--output", str(tmp_path / "out"),
+                   "--no-docker")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    states = [line.split()[2] for line in proc.stderr.splitlines() if line.startswith("fine ")]
+    assert states[0] == "starting" and states[-1] == "ok", proc.stderr
+    assert "\x1b" not in proc.stderr
+
+
+def test_score_signature_lines_never_wrap_mid_token_at_80_columns() -> None:
+    proc = harness("score", str(RUN), "--no-write")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("BLEU: "))
+    signature = "".join(line.strip() for line in lines[start:]).removeprefix("BLEU: ")
+    assert signature.startswith("nrefs:1|") and "version:" in signature
+    assert all(len(line) <= 80 for line in lines[start:]), lines[start:]

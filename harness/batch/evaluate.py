@@ -19,7 +19,7 @@ from typing import Any
 from harness import layout
 from harness.batch.job import SubmissionJob
 from harness.batch.outdir import check_results_folder, merge_runs
-from harness.batch.progress import Progress
+from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
 from harness.config import TaskConfig, load_config, require_dataset_files
 from harness.errors import HarnessError
@@ -79,7 +79,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     try:
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=TICK_S, return_when=FIRST_COMPLETED)
             for fut in done:
                 runs.extend(fut.result())
             if done:  # the summary so far, so an interrupted batch still leaves one

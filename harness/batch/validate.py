@@ -187,7 +187,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     shown.update(sub.id, state="starting")
     shown.render()
     try:
-        result = execute_run(spec, backend=LocalBackend(folder), on_progress=on_progress)
+        with shown.ticking():
+            result = execute_run(spec, backend=LocalBackend(folder), on_progress=on_progress)
         outcome = result.outcome
         shown.update(sub.id, state=outcome.status, note=outcome.reason, done=result.instances_done,
                      total=result.instances_expected)

@@ -136,8 +136,29 @@ def render_table(scores: dict[str, Any]) -> str:
     signed = [name for name, rec in scores.items() if isinstance(rec, dict) and rec.get("signature")]
     neural = [name for name in signed if name in MODEL_METRICS]  # their own model signatures
     for name in [n for n in signed if n not in MODEL_METRICS][:1] + neural:
-        lines.append(f"{name}: {scores[name]['signature']}")
+        lines += signature_lines(name, str(scores[name]["signature"]))
     return "\n".join(lines)
+
+
+#: Width the signature lines are wrapped to (a terminal's default; a wrap by the terminal would cut a token).
+SIGNATURE_WIDTH = 80
+
+
+def signature_lines(name: str, signature: str, width: int = SIGNATURE_WIDTH) -> list[str]:
+    """`NAME: sig` wrapped after a `|` so no line passes `width` and no `key:value` is cut; the continuation lines
+    are indented under the first field (a field longer than a line stands alone)."""
+    fields = signature.split("|")
+    indent = " " * (len(name) + 2)
+    lines: list[str] = []
+    current = f"{name}: "
+    for i, f in enumerate(fields):
+        piece = f + ("|" if i < len(fields) - 1 else "")
+        if len(current) + len(piece) > width and current.strip() and current != f"{name}: ":
+            lines.append(current.rstrip())
+            current = indent
+        current += piece
+    lines.append(current.rstrip())
+    return lines
 
 
 def _references(values: list[str] | None) -> dict[str, Path]:

@@ -27,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from harness.batch import validate
     from harness.batch.outdir import check_results_folder
     from harness.batch.progress import Progress
@@ -46,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         check_results_folder(args.output, resume=False, overwrite=args.overwrite, can_resume=False)
     output = (args.output or validate.default_output()).resolve()
     folder = args.submission.resolve()
-    progress = Progress() if sys.stderr.isatty() else None  # a live counter on a terminal, nothing in a log
+    progress = Progress()  # a live table on a terminal; a line per state change in a log, as `harness evaluate`
     if args.no_docker:
         report = validate.validate_local(folder, config, args.dataset, output, progress)
     else:
