@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.evaluate_data.support import CONFIG, make_submission
 from tests.test_human import results  # noqa: F401 - the fixture: three systems' runs on one board
+from tests.test_longform_interop import peer_files  # noqa: F401 - the fixture: a long-form run's files
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -101,3 +102,27 @@ def test_the_sampled_sheet_imports_back_once_its_scores_are_filled(results: Path
     assert main(["human", "import", str(results), str(tmp_path / "bob.csv")]) == 0
     out = capsys.readouterr().out
     assert f"{n} rating(s) added; {2 * n} by 2 rater(s)" in out, out
+
+
+def test_export_refuses_to_overwrite_unless_told(peer_files, tmp_path: Path, capsys) -> None:  # noqa: F811
+    import json
+
+    from harness.cli import main
+    from harness.longform import interop
+
+    run = tmp_path / "run"
+    run.mkdir()
+    records = interop.attach_segmentation(interop.read_jsonl_hypotheses(peer_files["jsonl"]),
+                                          peer_files["segmentation"], {"orig": peer_files["references"]})
+    (run / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "om"
+    assert main(["export", str(run), "--to", "omnisteval", "--output", str(out)]) == 0
+    written = {p: p.read_bytes() for p in out.iterdir()}
+    (out / "hypotheses.jsonl").write_text("hand-edited\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["export", str(run), "--to", "omnisteval", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "not empty" in err and "--overwrite" in err and err.count("\n") == 1, err
+    assert (out / "hypotheses.jsonl").read_text(encoding="utf-8") == "hand-edited\n"
+    assert main(["export", str(run), "--to", "omnisteval", "--output", str(out), "--overwrite"]) == 0
+    assert {p: p.read_bytes() for p in out.iterdir()} == written
