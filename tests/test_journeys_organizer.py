@@ -126,3 +126,26 @@ def test_export_refuses_to_overwrite_unless_told(peer_files, tmp_path: Path, cap
     assert (out / "hypotheses.jsonl").read_text(encoding="utf-8") == "hand-edited\n"
     assert main(["export", str(run), "--to", "omnisteval", "--output", str(out), "--overwrite"]) == 0
     assert {p: p.read_bytes() for p in out.iterdir()} == written
+
+
+def test_dsptv_is_shown_as_best_near_zero_not_lower_is_better(tmp_path: Path) -> None:
+    """`harness score` writes DSPTV's direction, and `harness leaderboard` draws its arrow from it."""
+    import json
+
+    from harness.cli import main
+
+    run = tmp_path / "results" / "waitk" / "dev"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3", run)
+    assert main(["score", str(run), "--bootstrap", "1"]) == 0
+    scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
+    assert scores["DSPTV"]["direction"] == "zero"
+    summary = {"config_sha256": None, "runs": [{"submission": "waitk", "team": "t", "system": "s", "dataset": "dev",
+                                                "status": "ok", "track": "text-en-es", "scores": scores}]}
+    (tmp_path / "results" / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    assert main(["leaderboard", str(tmp_path / "results"), "--output", str(tmp_path / "site")]) == 0
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html"))
+    import re
+
+    arrows = re.findall(r">DSPTV(?:</abbr>)? <span class=\"arrow\"[^>]*>([^<]*)</span>", pages)
+    assert arrows and set(arrows) == {"→0"}, arrows
+    assert "closer to 0 is better" in pages
