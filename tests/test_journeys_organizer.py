@@ -8,9 +8,45 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.evaluate_data.support import CONFIG, make_submission
-from tests.test_human import results  # noqa: F401 - the fixture: three systems' runs on one board
-from tests.test_longform_interop import peer_files  # noqa: F401 - the fixture: a long-form run's files
+from tests.longform_support import udhr_talks, write_peer_inputs
+from tests.text_task import make_text_task
+
+LAGGED = '''from harness.client.agent import ReadAction, TextAgent, WriteAction
+
+
+class Lagged(TextAgent):
+    def policy(self, states):
+        if not states.source_finished and len(states.source) - len(states.target) < {k}:
+            return ReadAction()
+        if len(states.target) < len(states.source):
+            return WriteAction(states.source[len(states.target)])
+        return WriteAction("", finished=True)
+'''
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """A results folder with two systems (lags 1 and 2) on one text board, made by `harness run`."""
+    import json
+
+    from harness.cli import main
+
+    cfg = make_text_task(tmp_path)
+    out = tmp_path / "results"
+    runs = []
+    for k in (1, 2):
+        agent = tmp_path / f"lag{k}.py"
+        agent.write_text(LAGGED.replace("{k}", str(k)), encoding="utf-8")
+        run = out / f"lag{k}" / "dev"
+        assert main(["run", "--config", str(cfg), "--dataset", "dev", "--agent", str(agent), "--output",
+                     str(run)]) == 0
+        runs.append({"submission": f"lag{k}", "team": "t", "system": f"lag{k}", "track": "text-en-es",
+                     "dataset": "dev", "status": "ok", "scores": json.loads((run / "scores.json").read_text())})
+    (out / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
+    return out
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -82,8 +118,7 @@ def _fill(sheet: Path, filled: Path, rater_column: str | None = None) -> int:
     return len(rows)
 
 
-def test_the_sampled_sheet_imports_back_once_its_scores_are_filled(results: Path, tmp_path: Path,  # noqa: F811
-                                                                   capsys) -> None:
+def test_the_sampled_sheet_imports_back_once_its_scores_are_filled(results: Path, tmp_path: Path, capsys) -> None:
     from harness.cli import main
 
     sheet = tmp_path / "sheet.csv"
@@ -104,11 +139,13 @@ def test_the_sampled_sheet_imports_back_once_its_scores_are_filled(results: Path
     assert f"{n} rating(s) added; {2 * n} by 2 rater(s)" in out, out
 
 
-def test_export_refuses_to_overwrite_unless_told(peer_files, tmp_path: Path, capsys) -> None:  # noqa: F811
+def test_export_refuses_to_overwrite_unless_told(tmp_path: Path, capsys) -> None:
     import json
 
     from harness.cli import main
     from harness.longform import interop
+
+    peer_files = write_peer_inputs(udhr_talks(count=1, per_talk=6, seed=11), tmp_path / "peer")
 
     run = tmp_path / "run"
     run.mkdir()
