@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE, HarnessError
 
 COMMANDS: dict[str, str] = {
     "evaluate": "evaluate every submission in isolated containers and write results (organizers)",
     "leaderboard": "render the static HTML leaderboard from a results directory",
     "validate": "run a submission through the organizer's pipeline on the dev set (participants)",
     "check": "check a submission folder statically",
+    "check-config": "check a task config: every problem at once, one line each (organizers)",
     "server": "run the evaluation server for one dataset of a task config",
     "client": "decode the server's instances with an agent",
     "run": "evaluate an agent on a dataset in one command (server and client together)",
@@ -43,7 +45,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, summary in COMMANDS.items():
         sp = sub.add_parser(name, help=summary, description=summary)
         if only is None or only == name:
-            module = importlib.import_module(f"harness.commands.{name}")
+            module = importlib.import_module(f"harness.commands.{name.replace('-', '_')}")
             sp.description = module.HELP
             module.add_arguments(sp)
             sp.set_defaults(_run=module.run)
@@ -63,15 +65,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(only=_chosen_command(argv)).parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return code
     except HarnessError as exc:
         from harness.text import printable_lines
 
         print(f"harness {args.command}: error: {printable_lines(exc)}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"harness {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `harness score ... | head`: the reader has all it wanted
+        _silence_stdout()
+        return EXIT_PIPE
+    except OSError as exc:  # the system said no (a full disk, no permission): one line, not a traceback
+        if os.environ.get("HARNESS_TRACEBACK"):
+            raise
+        from harness.text import printable
+
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"harness {args.command}: error: {printable(exc.strerror or exc)}{printable(where)} (set "
+              f"HARNESS_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises nothing (Python's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

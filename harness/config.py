@@ -34,6 +34,7 @@ SEGMENTATIONS = ("shortform", "longform")
 RESEGMENTATIONS = ("softsegmenter", "mwersegmenter")
 # where a recording ends for LongYAAL: at its last reference sentence (OmniSTEval's cut) or at the end of its audio
 LONGFORM_ENDS = ("reference", "audio")
+LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
 _TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics")
@@ -194,13 +195,23 @@ class TaskConfig:
 
 
 class _Reader:
-    """Reads typed fields out of nested YAML mappings, naming `file: path.to.field` in every error."""
+    """Reads typed fields out of nested YAML mappings, naming `file: path.to.field` in every error.
 
-    def __init__(self, path: Path) -> None:
+    With a `problems` list it reads on past a bad track, dataset or missing file and lists each problem there
+    (`harness check-config`); without one the first problem is raised."""
+
+    def __init__(self, path: Path, problems: list[str] | None = None) -> None:
         self.path = path
+        self.problems = problems
 
     def fail(self, where: str, message: str) -> ConfigError:
         return ConfigError(f"{self.path}: {where}: {message}")
+
+    def collect(self, exc: ConfigError) -> None:
+        """Note `exc` when collecting problems; raise it otherwise."""
+        if self.problems is None:
+            raise exc
+        self.problems.append(str(exc))
 
     def mapping(self, value: Any, where: str, known: tuple[str, ...] | None = None) -> dict[str, Any]:
         """`value` as a mapping; with `known`, an error for the first key not in it (with a did-you-mean)."""
@@ -248,8 +259,18 @@ class _Reader:
         if not p.is_absolute():
             p = (self.path.parent / p).resolve()
         if must_exist and not p.is_file():
-            raise self.fail(where, f"file not found: {p}")
+            self.collect(self.fail(where, f"file not found: {p}"))
+        elif must_exist and p.stat().st_size == 0:
+            self.collect(self.fail(where, f"empty file: {p}"))
         return p
+
+    def language(self, m: dict[str, Any], key: str, where: str) -> str:
+        """A language code (ISO 639: `en`, `es`, `zh`, optionally with a region or script: `pt-BR`)."""
+        value = self.get(m, key, where, str)
+        if not LANGUAGE_CODE.fullmatch(value):
+            self.collect(self.fail(f"{where}.{key}", f"{value!r} is not a language code (ISO 639, e.g. en, es, "
+                                   "zh, pt-BR)"))
+        return value
 
 
 def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, longform: bool) -> Dataset:
@@ -297,14 +318,22 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
     pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
     pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
-    regimes = []
+    regimes: list[Regime] = []
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
         rw = f"{where}.regimes[{i}]"
         rm = r.mapping(reg, rw, _REGIME_FIELDS)
-        regimes.append(Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float)))
+        regime = Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float))
+        if any(regime.name == other.name for other in regimes):
+            r.collect(r.fail(f"{rw}.name", f"duplicate regime name {regime.name!r}"))
+            continue
+        regimes.append(regime)
     ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
-    datasets = {str(k): _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files, longform)
-                for k, v in ds_raw.items()}
+    datasets: dict[str, Dataset] = {}
+    for k, v in ds_raw.items():
+        try:
+            datasets[str(k)] = _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files, longform)
+        except ConfigError as exc:
+            r.collect(exc)
     default_seg = 320 if modality == "speech" else 1
     segment_size = r.get(m, "segment_size", where, int, default_seg)
     if segment_size <= 0:
@@ -312,8 +341,8 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     return Track(
         name=name,
         modality=modality,
-        source_lang=r.get(m, "source_lang", where, str),
-        target_lang=r.get(m, "target_lang", where, str),
+        source_lang=r.language(m, "source_lang", where),
+        target_lang=r.language(m, "target_lang", where),
         latency_unit=r.choice(m, "latency_unit", where, LATENCY_UNITS, "word"),
         quality=quality,
         latency=latency,
@@ -379,8 +408,11 @@ def _limits(r: _Reader, raw: Any) -> Limits:
     )
 
 
-def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
-    """Read and validate a task config. `check_files=False` skips existence checks (e.g. hidden test data)."""
+def load_config(path: str | Path, check_files: bool = True, problems: list[str] | None = None) -> TaskConfig:
+    """Read and validate a task config. `check_files=False` skips existence checks (e.g. hidden test data; a
+    command then checks the files of the dataset it runs with `require_dataset_files`). With a `problems` list,
+    every problem found is appended there, one line each, and the config is read on past the ones it can skip
+    (a bad track or dataset is left out); YAML and top-level errors are still raised."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -394,35 +426,80 @@ def load_config(path: str | Path, check_files: bool = True) -> TaskConfig:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{p}:{line} invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    r = _Reader(p)
+    r = _Reader(p, problems)
     m = r.mapping(raw, "top level", _TOP_FIELDS)
     tracks_raw = r.get(m, "tracks", "", list)
     if not tracks_raw:
         raise r.fail("tracks", "at least one track is required")
-    tracks = tuple(_track(r, t, f"tracks[{i}]", check_files) for i, t in enumerate(tracks_raw))
-    seen: set[str] = set()
-    for i, t in enumerate(tracks):
-        if t.name in seen:
-            raise r.fail(f"tracks[{i}].name", f"duplicate track name {t.name!r}")
-        seen.add(t.name)
-    limits = _limits(r, m.get("limits") or {})
-    backend = r.choice(m, "backend", "", BACKENDS, "local")
-    metrics = _model_metrics(r, m.get("metrics") or {}, check_files)
-    for i, t in enumerate(tracks):
+    tracks: list[Track] = []
+    indices: list[int] = []  # each track's index in the file (a track left out while collecting shifts them)
+    for i, t in enumerate(tracks_raw):
+        try:
+            track = _track(r, t, f"tracks[{i}]", check_files)
+        except ConfigError as exc:
+            r.collect(exc)
+            continue
+        if any(track.name == other.name for other in tracks):
+            r.collect(r.fail(f"tracks[{i}].name", f"duplicate track name {track.name!r}"))
+            continue
+        tracks.append(track)
+        indices.append(i)
+    limits = _collected(r, lambda: _limits(r, m.get("limits") or {}), Limits())
+    backend = _collected(r, lambda: r.choice(m, "backend", "", BACKENDS, "local"), "local")
+    metrics = _collected(r, lambda: _model_metrics(r, m.get("metrics") or {}, check_files), {})
+    for i, t in zip(indices, tracks, strict=True):
         for j, name in enumerate((*t.quality, t.primary_quality)):
             if name in MODEL_METRICS and name not in metrics:
                 where = f"tracks[{i}].quality[{j}]" if j < len(t.quality) else f"tracks[{i}].primary.quality"
-                raise r.fail(where, f"{name} needs a checkpoint: add `metrics: {{{name}: {{model: PATH}}}}`")
+                r.collect(r.fail(where, f"{name} needs a checkpoint: add `metrics: {{{name}: {{model: PATH}}}}`"))
+                break
     return TaskConfig(
         path=p.resolve(),
-        task=r.get(m, "task", "", str),
-        tracks=tracks,
+        task=_collected(r, lambda: r.get(m, "task", "", str), ""),
+        tracks=tuple(tracks),
         limits=limits,
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         backend=backend,
-        swarm=_swarm(r, m.get("swarm") or {}),
+        swarm=_collected(r, lambda: _swarm(r, m.get("swarm") or {}), SwarmSettings()),
         metrics=metrics,
     )
+
+
+def _collected(r: _Reader, read: Any, default: Any) -> Any:
+    """`read()`, or `default` after noting its problem when collecting (raised otherwise)."""
+    try:
+        return read()
+    except ConfigError as exc:
+        r.collect(exc)
+        return default
+
+
+def dataset_files(track: Track, name: str) -> list[tuple[str, Path]]:
+    """(field, path) of every file of one dataset of `track` (`datasets.dev.source`, `datasets.dev.references.orig`,
+    ...), relative to the track."""
+    ds = track.dataset(name)
+    where = f"datasets.{name}"
+    files = [(f"{where}.source", ds.source)]
+    files += [(f"{where}.references.{k}", v) for k, v in ds.references.items()]
+    files += [(f"{where}.{key}", path) for key, path in
+              (("segmentation", ds.segmentation), ("transcripts", ds.transcripts), ("source_text", ds.source_text))
+              if path is not None]
+    return files
+
+
+def require_dataset_files(config: TaskConfig, track: Track, name: str) -> None:
+    """A ConfigError naming the first missing file of `track`'s dataset `name` (or of the checkpoints its metrics
+    need): what a command that runs only this dataset checks, so missing files of other datasets do not stop it."""
+    i = config.tracks.index(track)
+    for where, path in dataset_files(track, name):
+        if not path.is_file():
+            raise ConfigError(f"{config.path}: tracks[{i}].{where}: file not found: {path}")
+        if path.stat().st_size == 0:
+            raise ConfigError(f"{config.path}: tracks[{i}].{where}: empty file: {path}")
+    for metric in track.quality:
+        m = config.metrics.get(metric)
+        if m is not None and not m.model.exists():
+            raise ConfigError(f"{m.where}.model: no such checkpoint folder or file: {m.model}")
 
 
 def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMetric]:

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+#: Exit codes of every `harness` command (the README's table): the same failure exits the same way everywhere.
+EXIT_OK = 0  # done: the run is ok or partial, the check found no problem
+EXIT_FAILED = 1  # done, and what was checked or run failed: a problem found, a run status that is not ok
+EXIT_USAGE = 2  # could not start: a bad option, a missing or invalid input file or folder, a port in use (one line)
+EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP (runs torn down first)
+EXIT_PIPE = 141  # the reader of the output went away (`harness score ... | head`): quiet, as a shell tool
+
 
 class HarnessError(Exception):
     """A user-facing error. The message names the file, field or request at fault."""

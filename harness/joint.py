@@ -58,17 +58,20 @@ def loopback_server(evaluation: Evaluation) -> Iterator[str]:
 
 def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent, track: str | None = None,
               resume: bool = False, overwrite: bool = False, transport: str = "inprocess", num_workers: int = 1,
-              instances: str | None = None, progress: bool = False) -> tuple[RunSummary, Path]:
+              instances: str | None = None, progress: bool = False,
+              system: dict[str, Any] | None = None) -> tuple[RunSummary, Path]:
     """Decode every pending instance with `agent`, then score the log file into scores.json; (summary, its path).
 
     The task's instance and idle timeouts hold for the agent in every transport. `summary.outcome` is the run's
     verdict by the orchestrator's rule (`classify_run`), as if the client were a container that exited with
-    `client_exit_code(summary)`: the same agent bug gets the same status here and under Docker.
+    `client_exit_code(summary)`: the same agent bug gets the same status here and under Docker. `system` (the
+    agent file's hash, class and options) is part of the run's identity: `--resume` refuses another system.
     """
     from harness.run.failures import classify_run
     from harness.scoring import write_scores
 
-    evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite)
+    evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite,
+                                 system=system)
     limits = Limits(evaluation.limits.instance_timeout_s, evaluation.limits.idle_timeout_s)
     try:
         info = evaluation.info()
@@ -86,9 +89,13 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
 
                 summary = run_instances(make, agent, indices, num_workers, audio="pcm16", progress=progress,
                                         limits=limits, on_stuck=evaluation.expire, label="harness run")
-        statuses = [rec.get("status", "ok") for rec in evaluation.records()]
+        records = evaluation.records()
+        statuses = [rec.get("status", "ok") for rec in records]
+        failed = {rec["index"]: (str(rec.get("status")), str(rec.get("error") or "")[:500]) for rec in records
+                  if rec.get("status", "ok") != "ok"}
         summary.outcome = classify_run(exit_code=client_exit_code(summary), oom_killed=False,
-                                       timed_out=summary.timed_out, instance_statuses=statuses, expected=expected)
+                                       timed_out=summary.timed_out, instance_statuses=statuses, expected=expected,
+                                       failed=failed)
     finally:
         evaluation.close()
     track = evaluation.track

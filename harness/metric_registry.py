@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 HIGHER, LOWER = "higher", "lower"
+ZERO = "zero"  # closest to 0 is better (a signed test value: far from 0 either way is bad)
 #: unit rules: `delay` = the run's delay unit (word, char or ms of source audio); the others are fixed
 DELAY_UNIT = "delay"
 
@@ -47,7 +48,7 @@ class MetricSpec:
 
     name: str
     kind: str  # quality | latency | stability | norm | diagnostic
-    direction: str  # higher | lower (is better)
+    direction: str  # higher | lower | zero (is better; zero: the closer to 0 the better)
     unit: str  # `delay` (the run's delay unit), `proportion`, `token`, `points` (0-100 scale), `ratio`, `model`
     definition: str  # one line, for readers
     modality: str  # text | speech | both: the sources it applies to
@@ -130,7 +131,7 @@ REGISTRY: dict[str, MetricSpec] = {
             ("EFSW", HIGHER, "percent",
              "Expected Fraction of Simultaneous Words (OmniSTEval): percent of the source lying before each "
              "instance's YAAL."),
-            ("DSPTV", LOWER, "points",
+            ("DSPTV", ZERO, "points",
              "Degenerate Simultaneous Policy Test Value (OmniSTEval): EFSW minus SWF; far from 0 means YAAL "
              "misdescribes the policy."),
             ("DegeneratePolicy", LOWER, "flag",

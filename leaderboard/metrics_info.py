@@ -23,21 +23,32 @@ class MetricInfo:
     higher_is_better: bool | None
     definition: str
     unit: str | None = None
+    toward_zero: bool = False  # closest to 0 is better (a signed test value such as DSPTV)
 
     @property
     def arrow(self) -> str:
-        """↑ when higher is better, ↓ when lower is better, nothing when unknown."""
+        """↑ when higher is better, ↓ when lower is better, →0 when closest to 0 is, nothing when unknown."""
+        if self.toward_zero:
+            return "→0"
         if self.higher_is_better is None:
             return ""
         return "↑" if self.higher_is_better else "↓"
 
     @property
+    def better(self) -> str:
+        """The direction in words (`higher is better`), or "" when unknown."""
+        if self.toward_zero:
+            return "closer to 0 is better"
+        if self.higher_is_better is None:
+            return ""
+        return f"{'higher' if self.higher_is_better else 'lower'} is better"
+
+    @property
     def tooltip(self) -> str:
         """Definition plus the direction in words, for a `title` attribute."""
-        if self.higher_is_better is None:
+        if not self.better:
             return self.definition
-        better = "higher" if self.higher_is_better else "lower"
-        return f"{self.definition} {self.arrow} {better} is better."
+        return f"{self.definition} {self.arrow} {self.better}."
 
 
 def from_record(key: str, record: Any) -> MetricInfo:
@@ -48,7 +59,8 @@ def from_record(key: str, record: Any) -> MetricInfo:
     up = True if direction == "higher" else False if direction == "lower" else None
     definition = rec.get("definition") if isinstance(rec.get("definition"), str) else ""
     unit = rec.get("unit") if isinstance(rec.get("unit"), str) else None
-    return MetricInfo(key, kind, up, definition or f"{key} (no definition in the scores).", unit)
+    return MetricInfo(key, kind, up, definition or f"{key} (no definition in the scores).", unit,
+                      toward_zero=direction == "zero")
 
 
 class Catalog:

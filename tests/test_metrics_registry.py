@@ -26,7 +26,7 @@ def _rec(index: int, **extra: object) -> dict:
 def test_every_metric_names_a_function_that_exists() -> None:
     for spec in reg.REGISTRY.values():
         assert callable(reg.function_of(spec.name)), spec.function
-        assert spec.direction in ("higher", "lower") and spec.modality in ("text", "speech", "both")
+        assert spec.direction in ("higher", "lower", "zero") and spec.modality in ("text", "speech", "both")
         assert spec.definition.endswith(".") and "\n" not in spec.definition
     # a latency metric's function computes what the scorer reports under its name
     values = lat.instance_latency([1, 2, 3], 3, 3, False)

@@ -99,7 +99,7 @@ def _harness_run(tmp_path: Path, name: str) -> subprocess.CompletedProcess:
 def test_agent_raising_on_one_instance_is_a_crash_as_under_docker(tmp_path: Path) -> None:
     proc = _harness_run(tmp_path, "raises_on_2")
     assert proc.returncode == 1
-    assert "run status crash" in proc.stderr
+    assert "harness run: status crash" in proc.stderr
     assert "RuntimeError: model exploded" in proc.stderr
     assert "harness/client" not in proc.stderr  # the agent's frames only
     assert "raises_on_2.py" in proc.stderr

@@ -50,8 +50,9 @@ def test_invalid_submission_is_one_line(tmp_path):
     folder = make_submission(tmp_path / "subs", "broken", "python3 probe_agent.py copy")
     (folder / "submission.yaml").write_text("team: [\n", encoding="utf-8")
     proc = validate(folder, tmp_path / "out", "--no-docker")
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "submission.yaml" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1  # as `harness check` and the Docker pipeline: the submission's status (issue 26)
+    status = next(line for line in proc.stdout.splitlines() if line.startswith("status"))
+    assert "invalid_submission" in status and "submission.yaml" in status and "Traceback" not in proc.stderr
 
 
 @pytest.mark.docker

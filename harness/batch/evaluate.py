@@ -19,9 +19,9 @@ from typing import Any
 from harness import layout
 from harness.batch.job import SubmissionJob
 from harness.batch.outdir import check_results_folder, merge_runs
-from harness.batch.progress import Progress
+from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
-from harness.config import TaskConfig, load_config
+from harness.config import TaskConfig, load_config, require_dataset_files
 from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
 
@@ -79,7 +79,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     try:
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=TICK_S, return_when=FIRST_COMPLETED)
             for fut in done:
                 runs.extend(fut.result())
             if done:  # the summary so far, so an interrupted batch still leaves one
@@ -150,9 +150,12 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
 def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,
                  resume: bool, overwrite: bool = False) -> EvaluateOptions:
     """Options for `harness evaluate` from its command-line values."""
-    config = load_config(config_path)
+    config = load_config(config_path, check_files=False)  # the files of the datasets evaluated now are checked
     for ds in datasets:
         if not any(ds in t.datasets for t in config.tracks):
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
+        for track in config.tracks:
+            if ds in track.datasets:
+                require_dataset_files(config, track, ds)
     return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume, overwrite=overwrite)

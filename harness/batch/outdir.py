@@ -28,12 +28,16 @@ def writable_folder(path: Path, option: str = "--output") -> None:
         raise HarnessError(f"{path}: {option} folder is not writable")
 
 
-def check_results_folder(path: Path, resume: bool, overwrite: bool, option: str = "--output") -> None:
-    """Refuse a non-empty results folder without `--resume` or `--overwrite` (one line naming it); make it
-    writable otherwise."""
+def check_results_folder(path: Path, resume: bool, overwrite: bool, option: str = "--output",
+                         can_resume: bool = True) -> None:
+    """Refuse a non-empty results folder without `--resume` or `--overwrite` (one line naming it, suggesting only
+    the flags the command has: `can_resume=False` for `harness validate`); make it writable otherwise."""
     if resume and overwrite:
         raise HarnessError("--resume and --overwrite exclude each other")
     if path.is_dir() and not (resume or overwrite) and any(path.iterdir()):
+        if not can_resume:
+            raise HarnessError(f"{path}: results folder is not empty; pass --overwrite to redo the run validated "
+                               f"now (other runs in it are kept), or choose another {option}")
         raise HarnessError(f"{path}: results folder is not empty; pass --resume to continue it (finished runs are "
                            f"kept) or --overwrite to redo the runs named now, or choose another {option}")
     writable_folder(path, option)

@@ -13,6 +13,8 @@ import shutil
 import threading
 import time
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from harness.run import failures
@@ -20,6 +22,8 @@ from harness.text import printable
 
 #: Longest status line written off a terminal (a log file).
 LOG_LINE_MAX = 300
+#: Seconds between redraws of a terminal's table while a run goes (`harness evaluate` waits as long between them).
+TICK_S = 0.5
 #: Widest submission-name column, in terminal cells (longer names are clipped with "…").
 NAME_MAX = 32
 
@@ -128,3 +132,24 @@ class Progress:
 
     def close(self) -> None:
         self.render()
+
+    @contextmanager
+    def ticking(self, interval: float = TICK_S) -> Iterator[None]:
+        """Redraw every `interval` seconds while the block runs (a terminal's elapsed times move between instance
+        ends, as `harness evaluate`'s main loop redraws them); nothing off a terminal."""
+        if not self.tty:
+            yield
+            return
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(interval):
+                self.render()
+
+        thread = threading.Thread(target=tick, name="harness-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()

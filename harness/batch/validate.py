@@ -160,15 +160,21 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes);
     `progress` shows its instance counter (default: nothing)."""
     from harness.batch.results import model_metric_options, score_run
+    from harness.intake.image_command import local_command
     from harness.intake.submission import load_submission
     from harness.run.execute import execute_run
     from harness.run.local_backend import LocalBackend
     from harness.run.spec import RunSpec
 
-    sub = load_submission(folder)
-    track = config.track(sub.track)
+    try:
+        sub = load_submission(folder)
+        track = config.track(sub.track)
+    except HarnessError as exc:  # the submission's own mistake: its status, as the Docker pipeline reports it
+        return Report(folder.name, dataset, failures.INVALID_SUBMISSION, str(exc), False, (0, 0), {},
+                      output / folder.name / dataset)
+    command = local_command(sub)  # an agent server without `command:` runs its Dockerfile's own command
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
-    spec = RunSpec(submission_image="", command=sub.command, config=config, track=track,
+    spec = RunSpec(submission_image="", command=command, config=config, track=track,
                    dataset=track.dataset(dataset), out_dir=run_dir.resolve(), interface=sub.interface,
                    participant_port=sub.port)
     shown = progress or quiet_progress()
@@ -181,7 +187,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     shown.update(sub.id, state="starting")
     shown.render()
     try:
-        result = execute_run(spec, backend=LocalBackend(folder), on_progress=on_progress)
+        with shown.ticking():
+            result = execute_run(spec, backend=LocalBackend(folder), on_progress=on_progress)
         outcome = result.outcome
         shown.update(sub.id, state=outcome.status, note=outcome.reason, done=result.instances_done,
                      total=result.instances_expected)

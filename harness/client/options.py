@@ -77,12 +77,24 @@ def parse_agent(args: argparse.Namespace) -> Any:
     agent_ns, rest = parser.parse_known_args(getattr(args, "agent_args", []) or [])
     if rest:
         raise HarnessError(f"unknown option(s) for {cls.__name__}: {' '.join(rest)}")
+    args.agent_identity = agent_identity(args.agent, cls.__name__, vars(agent_ns))
     for key, value in vars(args).items():  # the agent may read the run's options too (SimulEval style)
         if not hasattr(agent_ns, key) and not key.startswith("_"):
             setattr(agent_ns, key, value)
     if args.num_workers < 1:
         raise HarnessError("--num-workers must be at least 1")
     return build_agent(cls, agent_ns)
+
+
+def agent_identity(path: str, class_name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """What system a run decodes with: the agent file's hash, its class and its own parsed options (so `--k 3`
+    and `--k=3` are the same system). `harness run --resume` refuses a folder started by another one."""
+    import json
+
+    from harness.digest import sha256_file
+
+    return {"agent_sha256": sha256_file(path), "agent_class": class_name,
+            "agent_options": json.loads(json.dumps(options, sort_keys=True, default=str))}
 
 
 def select_instances(spec: str | None, pending: list[int]) -> list[int]:

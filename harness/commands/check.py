@@ -18,7 +18,9 @@ def _size(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submission", type=Path, help="the submission folder (holding submission.yaml)")
+    parser.add_argument("submission", type=Path, nargs="?",
+                        help="the submission folder (holding submission.yaml); without one, --config is checked "
+                             "alone, as `harness check-config` does")
     parser.add_argument("--config", type=Path, help="task config: also check that the track exists")
     parser.add_argument("--max-context-size", type=_size, default=None, metavar="SIZE",
                         help="cap on the build context or image.tar (default 4g)")
@@ -33,6 +35,18 @@ def run(args: argparse.Namespace) -> int:
     from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
     from harness.text import printable
 
+    if args.submission is None:
+        if args.config is None:
+            from harness.errors import HarnessError
+
+            raise HarnessError("name a submission folder, or --config CONFIG to check a task config alone")
+        from harness.commands.check_config import report
+
+        return report(args.config, None)
+    if not args.submission.exists():  # nothing to check: a usage error, as in `harness validate`
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"{args.submission}: submission folder not found")
     config = load_config(args.config, check_files=False) if args.config else None
     report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,
                               max_image_bytes=args.max_image_size or DEFAULT_MAX_IMAGE_BYTES,

@@ -16,7 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("path", metavar="RUN_DIR_OR_LOG", help="a long-form run directory or its instances.log")
     parser.add_argument("--to", choices=("omnisteval", "simulstream"), required=True, help="which tool's format")
-    parser.add_argument("--output", required=True, help="folder to write into (created)")
+    parser.add_argument("--output", required=True, help="folder to write into (created; one that holds files is "
+                                                         "refused unless --overwrite)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an --output folder that holds files (the files export writes are replaced)")
     add_foreign_arguments(parser, resegmentation=False)
 
 
@@ -26,6 +29,12 @@ def run(args: argparse.Namespace) -> int:
     from harness.runlog import read_instances
     from harness.scoring.longform import is_longform_log
 
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise HarnessError(f"{output}: --output is a file, not a folder")
+    if output.is_dir() and any(output.iterdir()) and not args.overwrite:
+        raise HarnessError(f"{output}: output folder is not empty; pass --overwrite to replace the files export "
+                           "writes there, or choose another --output")
     if args.segmentation:
         from harness.commands.score import foreign_longform_records
 
@@ -42,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             raise HarnessError(f"{log_path}: not a long-form run: its records carry no reference segmentation "
                                f"({hint})")
     write = interop.write_omnisteval_inputs if args.to == "omnisteval" else interop.write_simulstream_log
-    paths = write(records, Path(args.output))
+    paths = write(records, output)
     for key, path in paths.items():
         print(f"{key}: {path}")
     return 0

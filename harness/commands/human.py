@@ -16,9 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sample.add_argument("--per-system", type=int, default=200, help="sentences per system and board (200)")
     sample.add_argument("--seed", type=int, default=12345, help="seed of the sampling and shuffling (12345)")
     sample.add_argument("--output", type=Path, required=True, help="the sheet (CSV: item, source, hypothesis, score)")
-    imp = sub.add_parser("import", help="add ratings (CSV: rater, item, score 1-5) and summarize all of them")
+    imp = sub.add_parser("import", help="add ratings (the sampled sheet with its score column filled, or CSV rows "
+                                        "rater,item,score 1-5) and summarize all of them")
     imp.add_argument("results", type=Path, metavar="RESULTS")
     imp.add_argument("ratings", type=Path, metavar="RATINGS_CSV")
+    imp.add_argument("--rater", default=None, metavar="NAME",
+                     help="who filled the sheet (for a sheet without a rater column)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,9 +36,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness human: {items} items from {systems} system(s) in {args.output}; the key stays in "
               f"{args.results}/human/")
         return 0
-    summary = import_ratings(args.results, args.ratings)
+    summary = import_ratings(args.results, args.ratings, args.rater)
     alpha = summary["krippendorff_alpha_interval"]
-    print(f"harness human: {summary['imported']} rating(s) added; {summary['ratings']} by {summary['raters']} "
+    skipped = f" ({summary['skipped']} row(s) without a score skipped)" if summary["skipped"] else ""
+    print(f"harness human: {summary['imported']} rating(s) added{skipped}; {summary['ratings']} by {summary['raters']} "
           f"rater(s); Krippendorff's alpha (interval) {'-' if alpha is None else f'{alpha:.3f}'}")
     for name, s in summary["systems"].items():
         print(f"  {name}: {s['mean']:.2f} over {s['items']} item(s)")

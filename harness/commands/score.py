@@ -21,7 +21,7 @@ HELP = "score an instances.log (the harness's or SimulEval's) and write scores.j
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `harness score`."""
-    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="+",
+    parser.add_argument("path", metavar="RUN_DIR_OR_LOG", nargs="*",
                         help="a run directory or an instances.log (several: each is scored, models load once)")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (table)")
     parser.add_argument(
@@ -34,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (1000)")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
-    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
-                        help="only these metrics (default: all but the optional METEOR)")
+    parser.add_argument("--metrics", nargs="+", default=None, metavar="NAME", action=MetricsAction,
+                        help="only these metrics, by name or comma list (BLEU,AL; the _CA names printed are "
+                             "accepted; default: all but the optional METEOR and CW)")
     parser.add_argument("--target-lang", default=None, metavar="LANG",
                         help="target language (default: the one the run recorded): SoftSegmenter splits words with "
                              "its Moses tokenizer as OmniSTEval's --lang, zh/ja align by character, METEOR uses "
@@ -53,6 +54,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     neural.add_argument("--comet-gpus", type=int, choices=(0, 1), default=None, help="0: CPU (default), 1: GPU")
     neural.add_argument("--source-text", default=None, metavar="FILE",
                         help="source transcript, one line per instance (speech runs)")
+
+
+def scorable_metrics() -> tuple[str, ...]:
+    """Every base name `--metrics` accepts (short-form and long-form), in registry order."""
+    from harness.metric_registry import (
+        ALL_LATENCY_METRICS,
+        DIAGNOSTIC_METRICS,
+        LONGFORM_LATENCY_METRICS,
+        QUALITY_METRICS,
+    )
+
+    return (*QUALITY_METRICS, *MODEL_METRICS, *ALL_LATENCY_METRICS, *LONGFORM_LATENCY_METRICS, *DIAGNOSTIC_METRICS)
+
+
+class MetricsAction(argparse.Action):
+    """`--metrics BLEU AL`, `--metrics BLEU,AL_CA` or `--metrics LAAL@orig`: base metric names, in order.
+
+    A name printed in a table (`AL_CA`, `BLEU@mono`) means its base metric. A value that is no metric but a file
+    or folder that exists is a run the user put after `--metrics`: it goes back to the runs (a metric list
+    cannot swallow the run folder). Any other value is one line listing the valid names, with a suggestion."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from harness.fields import suggest
+        from harness.metric_registry import spec_of
+
+        valid = scorable_metrics()
+        names: list[str] = list(getattr(namespace, self.dest, None) or [])
+        runs: list[str] = list(getattr(namespace, "runs_after_metrics", None) or [])
+        for value in values:
+            if "," not in value and value not in valid and Path(value).exists():
+                runs.append(value)
+                continue
+            for piece in (p.strip() for p in value.split(",")):
+                if not piece:
+                    continue
+                base = piece.partition("@")[0]
+                spec = spec_of(base) if base.endswith("_CA") else None
+                if spec is not None:
+                    base = spec.name
+                if base not in valid:
+                    guess = suggest(base, valid)
+                    hint = f"; did you mean {guess!r}?" if guess else ""
+                    parser.exit(2, f"{parser.prog}: error: --metrics: unknown metric {piece!r}{hint} (valid: "
+                                f"{', '.join(valid)}; each also as NAME_CA where computation-aware)\n")
+                if base not in names:
+                    names.append(base)
+        setattr(namespace, self.dest, names)
+        namespace.runs_after_metrics = runs
 
 
 def _fmt(x: Any) -> str:
@@ -81,8 +131,29 @@ def render_table(scores: dict[str, Any]) -> str:
     signed = [name for name, rec in scores.items() if isinstance(rec, dict) and rec.get("signature")]
     neural = [name for name in signed if name in MODEL_METRICS]  # their own model signatures
     for name in [n for n in signed if n not in MODEL_METRICS][:1] + neural:
-        lines.append(f"{name}: {scores[name]['signature']}")
+        lines += signature_lines(name, str(scores[name]["signature"]))
     return "\n".join(lines)
+
+
+#: Width the signature lines are wrapped to (a terminal's default; a wrap by the terminal would cut a token).
+SIGNATURE_WIDTH = 80
+
+
+def signature_lines(name: str, signature: str, width: int = SIGNATURE_WIDTH) -> list[str]:
+    """`NAME: sig` wrapped after a `|` so no line passes `width` and no `key:value` is cut; the continuation lines
+    are indented under the first field (a field longer than a line stands alone)."""
+    fields = signature.split("|")
+    indent = " " * (len(name) + 2)
+    lines: list[str] = []
+    current = f"{name}: "
+    for i, f in enumerate(fields):
+        piece = f + ("|" if i < len(fields) - 1 else "")
+        if len(current) + len(piece) > width and current.strip() and current != f"{name}: ":
+            lines.append(current.rstrip())
+            current = indent
+        current += piece
+    lines.append(current.rstrip())
+    return lines
 
 
 def _references(values: list[str] | None) -> dict[str, Path]:
@@ -194,8 +265,12 @@ def _source_text(path: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
+    from harness.errors import HarnessError
     from harness.scoring import score_log, score_records_with_instances, write_instance_scores, write_scores
 
+    args.path = list(args.path) + list(getattr(args, "runs_after_metrics", None) or [])
+    if not args.path:
+        raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     sources = _source_text(args.source_text)
     options = scoring_options(args)
     results = []

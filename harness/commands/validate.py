@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.config import TaskConfig, Track
 
 HELP = "run a submission through the organizer's pipeline on the dev set and report status, scores and checks"
 
@@ -23,24 +27,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from harness.batch import validate
     from harness.batch.outdir import check_results_folder
     from harness.batch.progress import Progress
-    from harness.config import load_config
+    from harness.config import load_config, require_dataset_files
     from harness.errors import HarnessError
 
-    config = load_config(args.config)
+    config = load_config(args.config, check_files=False)  # only the files of the dataset validated on matter
     if not any(args.dataset in t.datasets for t in config.tracks):
         raise HarnessError(f"{args.config}: no track has a dataset {args.dataset!r}")
     if not (args.submission / "submission.yaml").is_file() and not args.submission.is_dir():
         raise HarnessError(f"{args.submission}: submission folder not found")
+    for track in _tracks_run(config, args.submission, args.dataset):
+        require_dataset_files(config, track, args.dataset)
     if args.output is not None:
-        check_results_folder(args.output, resume=False, overwrite=args.overwrite)
+        check_results_folder(args.output, resume=False, overwrite=args.overwrite, can_resume=False)
     output = (args.output or validate.default_output()).resolve()
     folder = args.submission.resolve()
-    progress = Progress() if sys.stderr.isatty() else None  # a live counter on a terminal, nothing in a log
+    progress = Progress()  # a live table on a terminal; a line per state change in a log, as `harness evaluate`
     if args.no_docker:
         report = validate.validate_local(folder, config, args.dataset, output, progress)
     else:
@@ -54,3 +58,17 @@ def run(args: argparse.Namespace) -> int:
     for line in report.lines([track.primary_quality, track.primary_latency]):
         print(line)
     return 0 if report.ok() else 1
+
+
+def _tracks_run(config: TaskConfig, folder: Path, dataset: str) -> list[Track]:
+    """The tracks whose `dataset` this validation runs: the submission's track, or (when submission.yaml cannot
+    name one; the pipeline then reports why) every track with that dataset."""
+    from harness.errors import HarnessError
+    from harness.intake.submission import load_submission
+
+    try:
+        name = load_submission(folder).track
+        track = next(t for t in config.tracks if t.name == name and dataset in t.datasets)
+    except (HarnessError, StopIteration):
+        return [t for t in config.tracks if dataset in t.datasets]
+    return [track]

@@ -15,6 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import errno
+
+    from harness.errors import HarnessError
     from harness.viewer import serve_view
 
-    return serve_view(args.path, args.host, args.port)
+    try:
+        return serve_view(args.path, args.host, args.port)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            raise HarnessError(f"cannot listen on {args.host}:{args.port}: {exc.strerror} (pass another --port, "
+                               "or 0 for any free one)") from None
+        raise

@@ -5,10 +5,11 @@ every system of a board, so systems are compared on the same sentences — and w
 with an opaque item id, the source and the hypothesis, shuffled, with no system name. The key (item → submission,
 track, dataset, index) goes to RESULTS/human/key.json, apart from the sheet.
 
-`import_ratings` reads `rater,item,score` rows; every row is checked (unknown item, score not an integer 1–5, a
-rater rating an item twice, here or in an earlier import) and the first bad row stops the import with one line
-naming the file and the row. Accepted ratings are appended to RESULTS/human/ratings.jsonl, then the summary is
-written anew from all of them.
+`import_ratings` reads the sheet back with its score column filled (the rater named by `--rater` or a rater
+column), or plain `rater,item,score` rows; rows left without a score are skipped; every other row is checked
+(unknown item, score not an integer 1–5, a rater rating an item twice, here or in an earlier import) and the first
+bad row stops the import with one line naming the file and the row. Accepted ratings are appended to
+RESULTS/human/ratings.jsonl, then the summary is written anew from all of them.
 """
 
 from __future__ import annotations
@@ -106,24 +107,38 @@ def _existing(results: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def import_ratings(results: Path, ratings_csv: Path) -> dict[str, Any]:
-    """Validate and add the ratings of `ratings_csv`; the new summary."""
+def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -> dict[str, Any]:
+    """Validate and add the ratings of `ratings_csv`; the new summary.
+
+    The file is either the sheet `sample_sheet` wrote with its score column filled (its other columns are left
+    alone; the rater is `rater`, or a rater column added to it) or plain `rater,item,score` rows. Rows whose score
+    is blank were not rated and are skipped (counted in the summary's `skipped`)."""
     key = _read_key(results)
     seen = {(r["rater"], r["item"]) for r in _existing(results)}
     new: list[dict[str, Any]] = []
+    skipped = 0
     try:
         f = ratings_csv.open(encoding="utf-8", newline="")
     except OSError as exc:
         raise HarnessError(f"{ratings_csv}: cannot read ({exc.strerror})") from None
     with f:
         reader = csv.DictReader(f)
-        if reader.fieldnames is None or not {"rater", "item", "score"} <= set(reader.fieldnames):
-            raise HarnessError(f"{ratings_csv}: the header must name the columns rater, item and score")
+        columns = set(reader.fieldnames or ())
+        if not {"item", "score"} <= columns:
+            raise HarnessError(f"{ratings_csv}: the header must name the columns item and score (and rater, or "
+                               "pass --rater NAME)")
+        if "rater" not in columns and not rater:
+            raise HarnessError(f"{ratings_csv}: no rater column: pass --rater NAME (the sheet's rater) or add a "
+                               "rater column")
         for n, row in enumerate(reader, 2):
             where = f"{ratings_csv}: row {n}"
-            rater, item, raw = (row.get("rater") or "").strip(), (row.get("item") or "").strip(), row.get("score")
-            if not rater:
-                raise HarnessError(f"{where}: no rater")
+            who = (row.get("rater") or "").strip() or (rater or "").strip()
+            item, raw = (row.get("item") or "").strip(), row.get("score")
+            if not str(raw or "").strip():
+                skipped += 1
+                continue
+            if not who:
+                raise HarnessError(f"{where}: no rater (fill the rater column or pass --rater NAME)")
             if item not in key:
                 raise HarnessError(f"{where}: unknown item {item!r} (not in the sheet's key)")
             try:
@@ -132,16 +147,19 @@ def import_ratings(results: Path, ratings_csv: Path) -> dict[str, Any]:
                 raise HarnessError(f"{where}: score {raw!r} is not an integer from 1 to 5") from None
             if score not in SCORES:
                 raise HarnessError(f"{where}: score {score} is out of range (1 to 5)")
-            if (rater, item) in seen:
-                raise HarnessError(f"{where}: rater {rater!r} already rated item {item!r}")
-            seen.add((rater, item))
-            new.append({"rater": rater, "item": item, "score": score})
+            if (who, item) in seen:
+                raise HarnessError(f"{where}: rater {who!r} already rated item {item!r}")
+            seen.add((who, item))
+            new.append({"rater": who, "item": item, "score": score})
+    if not new and skipped:
+        raise HarnessError(f"{ratings_csv}: no row has a score yet (fill the score column with 1 to 5)")
     path = layout.ResultsDir(results).human.ratings
     with path.open("a", encoding="utf-8") as out:
         for r in new:
             out.write(json.dumps(r) + "\n")
     summary = summarize(results)
     summary["imported"] = len(new)
+    summary["skipped"] = skipped
     return summary
 
 

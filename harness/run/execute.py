@@ -23,7 +23,7 @@ from harness.run import failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.run.tail import last_lines, log_tail
 from harness.run.watch import Participant, ServerOutput, watch
-from harness.runlog import read_statuses
+from harness.runlog import read_failures, read_statuses
 
 
 class Backend(Protocol):
@@ -121,7 +121,7 @@ def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: Run
     return failures.driven_outcome(
         report, oom_killed=result.oom_killed, timed_out=result.timed_out, participant_exit=exited,
         instance_statuses=statuses.values(), expected=result.instances_expected,
-        client_tail=log_tail(run_dir.client_log))
+        client_tail=log_tail(run_dir.client_log), failed=read_failures(run_dir.instances_log))
 
 
 def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult, stop: threading.Event,
@@ -154,7 +154,8 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
         return
     result.outcome = outcome = failures.classify_run(
         exit_code=result.exit_code, oom_killed=result.oom_killed, timed_out=result.timed_out,
-        instance_statuses=statuses.values(), expected=result.instances_expected)
+        instance_statuses=statuses.values(), expected=result.instances_expected,
+        failed=read_failures(run_dir.instances_log))
     not_found = failures.command_not_found(result.exit_code, last_lines(run_dir.client_log))
     if outcome.status == failures.CRASH and not_found:
         result.outcome = failures.Outcome(failures.CRASH, f"{not_found} ({outcome.reason})", outcome.partial)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 OK = "ok"
@@ -62,35 +62,57 @@ def classify_run(
     timed_out: str | None,
     instance_statuses: Iterable[str],
     expected: int,
+    failed: Mapping[int, tuple[str, str]] | None = None,
 ) -> Outcome:
     """Decide a run's status from what Docker and the instances.log say.
 
-    Precedence: the out-of-memory flag, then a harness timeout (`timed_out` names which one), then a non-zero
-    exit or an exit before every instance was finished (crash), then instances the server flagged as protocol
-    violations; finished with some instances timed out or in error is `partial`; everything fine is `ok`.
+    Precedence: the out-of-memory flag, then a harness timeout (`timed_out` names which one), then instances the
+    server ended as protocol violations when every instance was logged (a command that exits non-zero after that
+    is not what went wrong), then a non-zero exit or an exit before every instance was finished (crash), then
+    protocol violations; finished with some instances timed out or in error is `partial`; everything fine is `ok`.
+    `failed` (index → (status, the server's reason), `runlog.read_failures`) puts the server's reasons for the
+    first failed instances into the reason, so the person sees why without opening the log.
     """
     counts = Counter(instance_statuses)
     done = sum(counts.values())
     partial = done < expected or any(s != OK for s in counts)
     progress = f"{done}/{expected} instances"
+    note = failed_instances_note(failed or {})
+    why = f"; {note}" if note else ""
+    violations = counts.get(PROTOCOL_VIOLATION, 0)
     if oom_killed:
         return Outcome(OOM, f"out of memory (killed by the memory limit) after {progress}", partial)
     if timed_out:
         return Outcome(TIMEOUT, f"{timed_out} after {progress}", partial)
     if exit_code is None:
         return Outcome(INFRA_ERROR, "participant container has no exit code", partial)
+    if exit_code != 0 and violations and done >= expected:
+        return Outcome(PROTOCOL_VIOLATION, f"{violations} of {expected} instances broke the protocol (then the "
+                       f"command exited with code {exit_code}){why}", True)
     if exit_code != 0:
-        return Outcome(CRASH, f"exit code {exit_code} after {progress}", partial)
+        return Outcome(CRASH, f"exit code {exit_code} after {progress}{why}", partial)
     if done < expected:
-        return Outcome(CRASH, f"exited (code 0) after only {progress}", True)
-    if counts.get(PROTOCOL_VIOLATION):
-        return Outcome(PROTOCOL_VIOLATION, f"{counts[PROTOCOL_VIOLATION]} of {expected} instances broke the protocol",
-                       True)
+        return Outcome(CRASH, f"exited (code 0) after only {progress}{why}", True)
+    if violations:
+        return Outcome(PROTOCOL_VIOLATION, f"{violations} of {expected} instances broke the protocol{why}", True)
     bad = {s: n for s, n in counts.items() if s != OK}
     if bad:
         what = ", ".join(f"{n} {s}" for s, n in sorted(bad.items()))
-        return Outcome(PARTIAL, f"instances not ok: {what}", True)
+        return Outcome(PARTIAL, f"instances not ok: {what}{why}", True)
     return Outcome(OK, None, False)
+
+
+#: How many failed instances a run's reason names (the rest are counted).
+SHOWN_FAILURES = 2
+
+
+def failed_instances_note(failed: Mapping[int, tuple[str, str]]) -> str:
+    """`instance 0: protocol_violation: more than 10000 reads after the end of the source (and 39 more failed)`:
+    the server's reasons for the first failed instances, or "" when none failed."""
+    items = sorted(failed.items())
+    shown = [f"instance {i}: {status}" + (f": {why}" if why else "") for i, (status, why) in items[:SHOWN_FAILURES]]
+    more = len(items) - SHOWN_FAILURES
+    return "; ".join(shown) + (f" (and {more} more failed)" if more > 0 else "")
 
 
 #: A shell's "command not found" line (dash, bash, busybox): `/bin/sh: 1: harnes: not found`,
@@ -124,7 +146,8 @@ def start_failure(engine_message: str) -> str | None:
 
 
 def driven_outcome(report: dict | None, *, oom_killed: bool, timed_out: str | None, participant_exit: int | None,
-                   instance_statuses: Iterable[str], expected: int, client_tail: str = "") -> Outcome:
+                   instance_statuses: Iterable[str], expected: int, client_tail: str = "",
+                   failed: Mapping[int, tuple[str, str]] | None = None) -> Outcome:
     """The outcome of a run whose participant is an agent server driven by the evaluation server.
 
     The participant never exits by itself: the harness stops it once the driver is done, so its exit code says
@@ -151,7 +174,7 @@ def driven_outcome(report: dict | None, *, oom_killed: bool, timed_out: str | No
         return Outcome(CRASH, f"the participant's server went away{code} after {done}/{expected} instances: "
                        f"{reason}{tail}", True)
     return classify_run(exit_code=0, oom_killed=False, timed_out=timed_out, instance_statuses=statuses,
-                        expected=expected)
+                        expected=expected, failed=failed)
 
 
 def server_died(why: str, done: int, expected: int, log_tail: str = "") -> Outcome:

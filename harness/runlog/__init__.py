@@ -6,7 +6,7 @@
 Both readers follow one rule for a torn last line (`harness.runlog.torn`).
 """
 
-from harness.runlog.live import LogScan, read_records, read_statuses, scan
+from harness.runlog.live import LogScan, read_failures, read_records, read_statuses, scan
 from harness.runlog.reader import RunLog, read_instances, record_latency_unit, resolve_log_path, validate_record
 from harness.runlog.torn import is_torn_tail
 from harness.runlog.writer import LogWriter
@@ -16,6 +16,7 @@ __all__ = [
     "LogWriter",
     "RunLog",
     "is_torn_tail",
+    "read_failures",
     "read_instances",
     "read_records",
     "read_statuses",

@@ -21,6 +21,7 @@ class LogScan:
     """What a scan found: records (or just statuses) by index, the byte length of the valid part, a torn tail."""
 
     statuses: dict[int, str] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)  # the server's reason for each instance that is not ok
     records: dict[int, dict[str, Any]] = field(default_factory=dict)
     valid_bytes: int = 0
     torn: bool = False
@@ -47,7 +48,9 @@ def scan(path: str | Path, keep_records: bool = False) -> LogScan:
                     break
             if raw.strip():
                 rec = _record(raw, path, lineno)
-                out.statuses[rec["index"]] = str(rec.get("status") or "ok")
+                status = out.statuses[rec["index"]] = str(rec.get("status") or "ok")
+                if status != "ok":
+                    out.errors[rec["index"]] = str(rec.get("error") or "")[:500]
                 if keep_records:
                     out.records[rec["index"]] = rec
             out.valid_bytes += len(raw)
@@ -67,6 +70,12 @@ def _record(raw: bytes, path: Path, lineno: int) -> dict[str, Any]:
 def read_statuses(path: str | Path) -> dict[int, str]:
     """index → status of every complete record (a torn last line is left out)."""
     return scan(path).statuses
+
+
+def read_failures(path: str | Path) -> dict[int, tuple[str, str]]:
+    """index → (status, the server's reason) of every complete record that is not ok."""
+    found = scan(path)
+    return {i: (found.statuses[i], found.errors[i]) for i in sorted(found.errors)}
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:

@@ -232,17 +232,20 @@ def _longest_reference(dataset: Any) -> int:
 
 
 def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Path, track_name: str | None = None,
-                    resume: bool = False, overwrite: bool = False) -> Evaluation:
-    """Load a config and dataset and open the log writer: everything a server or a joint run needs."""
-    from harness.config import load_config
+                    resume: bool = False, overwrite: bool = False,
+                    system: dict[str, Any] | None = None) -> Evaluation:
+    """Load a config and dataset and open the log writer: everything a server or a joint run needs. `system`
+    (a joint run's agent, see `server.identity`) joins the run's identity, so a resume by another one is refused."""
+    from harness.config import load_config, require_dataset_files
     from harness.data.loader import load_dataset
 
-    config = load_config(config_path)
+    config = load_config(config_path, check_files=False)  # only this dataset's files need to exist
     track = config.track(track_name)
     ds = track.dataset(dataset_name)
+    require_dataset_files(config, track, dataset_name)
     dataset = load_dataset(track.modality, ds.source, ds.references, ds.segmentation, ds.transcripts)
     run = layout.RunDir(Path(output))
-    identity = run_identity(config, track, dataset_name)
+    identity = run_identity(config, track, dataset_name, system)
     if resume:
         check_resume(run, identity)
     writer = LogWriter(Path(output), resume=resume, overwrite=overwrite)

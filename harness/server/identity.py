@@ -17,14 +17,20 @@ from harness.errors import HarnessError
 from harness.runmeta import read_run_meta, update_run_meta
 
 IDENTITY_KEY = "identity"
+SYSTEM_KEY = "system"  # the agent of a `harness run` (its file's hash, class and options); absent for a server
 
 
-def run_identity(config: TaskConfig, track: Track, dataset_name: str) -> dict[str, Any]:
-    """The identity of a run of `dataset_name` of `track` (source and reference files hashed)."""
+def run_identity(config: TaskConfig, track: Track, dataset_name: str,
+                 system: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The identity of a run of `dataset_name` of `track` (source and reference files hashed), and of the system
+    decoding it when the command knows it (`harness run`: `client.options.agent_identity`)."""
     ds = track.dataset(dataset_name)
     files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
-    return {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
-            "config_sha256": config.sha256, "data_sha256": {k: sha256_file(p) for k, p in files.items()}}
+    identity = {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
+                "config_sha256": config.sha256, "data_sha256": {k: sha256_file(p) for k, p in files.items()}}
+    if system is not None:
+        identity[SYSTEM_KEY] = system
+    return identity
 
 
 def identity_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -39,6 +45,22 @@ def identity_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
         return f"the reference sets of {new['dataset']} changed since the run began"
     if old.get("config_sha256") != new["config_sha256"]:
         return f"the task config changed since the run began (was {old.get('config')})"
+    return system_difference(old.get(SYSTEM_KEY), new.get(SYSTEM_KEY))
+
+
+def system_difference(old: Any, new: Any) -> str | None:
+    """How the system a run began with differs from the one resuming it (`harness run`'s agent file, class and
+    options), or None; a side that names no system (a run served by `harness server`) is not compared."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return None
+    if old.get("agent_sha256") != new.get("agent_sha256"):
+        return "it was begun by another system (the agent file's content differs)"
+    if old.get("agent_class") != new.get("agent_class"):
+        return f"it was begun by another system (agent class {old.get('agent_class')}, not {new.get('agent_class')})"
+    if old.get("agent_options") != new.get("agent_options"):
+        changed = sorted(k for k in {*(old.get("agent_options") or {}), *(new.get("agent_options") or {})}
+                         if (old.get("agent_options") or {}).get(k) != (new.get("agent_options") or {}).get(k))
+        return f"it was begun by another system (agent options differ: {', '.join(changed)})"
     return None
 
 
