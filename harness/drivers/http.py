@@ -242,10 +242,13 @@ def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
 MAX_CUTS = 3
 #: The status a server gives while it is still loading: polled on until the start-up limit.
 NOT_YET = 503
+#: How long one probe may wait for its answer (a probe started before the start-up limit may end after it).
+PROBE_S = 10.0
 
 
 def wait_listening(host: str, port: int, deadline: float, probe: Any = None) -> None:
-    """Return once `host:port` accepts a connection and `probe(deadline)` (if given) gets a well-formed answer.
+    """Return once `host:port` accepts a connection and `probe(deadline)` (if given) gets a well-formed answer
+    (each probe has `PROBE_S`; no probe starts after `deadline`).
 
     A refused connection, a probe without an answer before its own deadline and a 503 mean "not yet": polled on
     until `deadline`, then `ParticipantTimeout`. Any other answer that is not well-formed (an error status, garbage,
@@ -257,7 +260,7 @@ def wait_listening(host: str, port: int, deadline: float, probe: Any = None) -> 
             if probe is None:
                 with socket.create_connection((host, port), timeout=max(0.1, min(1.0, deadline - time.monotonic()))):
                     return
-            probe(min(deadline, time.monotonic() + 10.0))  # refused: ParticipantGone; no bare connection first
+            probe(time.monotonic() + PROBE_S)  # refused: ParticipantGone; no bare connection first
             return
         except ParticipantCut as exc:
             cuts += 1
