@@ -159,7 +159,6 @@ class ParticipantHttp:
             raise _CutShort(f" ({len(raw)} of {declared} bytes)")
         return resp.status, raw
 
-
     def _send(self, method: str, path: str, data: bytes) -> None:
         """Send the request line, headers and body (as urllib sends them, with `urllib_headers`)."""
         assert self.conn is not None
