@@ -19,6 +19,8 @@ from typing import Any
 
 from tornado.web import HTTPError
 
+from harness import boundedjson
+
 PROTOCOL_VERSION = 1
 EOS = "</s>"  # end of stream in both directions of the 2020 compatibility API
 AUDIO_FORMATS = ("json", "pcm16")
@@ -122,13 +124,12 @@ def parse_step(obj: Any, with_index: bool = False) -> tuple[int | None, StepRequ
 
 
 def decode_json(body: bytes | str) -> Any:
-    """JSON from a request body, or a ProtocolError naming the problem in one line."""
+    """JSON from a request body (nested at most `boundedjson.MAX_DEPTH` deep), or a ProtocolError naming the problem
+    in one line."""
     try:
-        return json.loads(body)
-    except UnicodeDecodeError:
-        raise ProtocolError("body is not UTF-8") from None
-    except ValueError as exc:
-        raise ProtocolError(f"malformed JSON: {str(exc).splitlines()[0][:120]}") from None
+        return boundedjson.loads(body)
+    except boundedjson.JsonRejected as exc:
+        raise ProtocolError(f"body is {exc}" if str(exc) == "not UTF-8" else str(exc)) from None
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from leaderboard import views
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
+from leaderboard.safe import page_text
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -36,6 +37,7 @@ def environment(catalog: Catalog) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=page_text,  # control characters of participants' strings are escaped, as on the terminal
     )
     env.filters["num"] = _num
     env.globals["describe"] = catalog.describe

@@ -13,6 +13,11 @@ By default it plays a well-behaved participant of one interface:
 
 `hostile` maps an endpoint (`"GET /output"`) to an `Act` used instead of the normal answer from its `after`-th call
 on (0: the first). Every wait of an act is on an event the test controls (`release`), never on a clock.
+
+With `pool`, the SimulStream server has that many speech processors, as the real one does: any request but
+`POST /clear` of a new session takes one, `POST /clear` gives it back, and a request that finds none left gets
+no answer at all (the real server's `Queue.get_nowait` raises in the handler). `calls.raw` keeps every request as
+it arrived (request line, header lines, body bytes), for comparing with what SimulStream's own client sends.
 """
 
 from __future__ import annotations
@@ -30,13 +35,15 @@ BIG_BODY = 10_000_000
 @dataclass
 class Act:
     """What the server does instead of answering normally: `kind` is one of garbage, huge, half, hang, trickle
-    (a byte at a time until `release`), status, nothing (close without an answer), or wait (wait for `release`,
-    then answer normally)."""
+    (a byte at a time until `release`), status, nothing (close without an answer), wait (wait for `release`,
+    then answer normally), deep (a JSON array nested 100,000 deep) or bigint (a 5,000-digit JSON number); with
+    `keep`, the request still takes a SimulStream processor for its session (the real server takes it first)."""
 
     kind: str
     after: int = 0
     status: int = 500
     times: int | None = None  # how many calls it applies to (None: every call from the `after`-th on)
+    keep: bool = False
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Calls:
     """What the server saw: every request as (method, path, JSON body or None), in order."""
 
     seen: list[tuple[str, str, Any]] = field(default_factory=list)
+    raw: list[tuple[str, list[str], bytes]] = field(default_factory=list)
 
     def count(self, endpoint: str) -> int:
         return sum(1 for m, p, _ in self.seen if f"{m} {p}" == endpoint)
@@ -53,8 +61,10 @@ class FakeAgentServer:
     """An agent server on 127.0.0.1 (see the module docstring); use as a context manager."""
 
     def __init__(self, protocol: str = "simuleval", hostile: dict[str, Act] | None = None,
-                 chunk_s: float = 0.5, revise: bool = False) -> None:
+                 chunk_s: float = 0.5, revise: bool = False, pool: int | None = None) -> None:
         self.protocol, self.hostile, self.chunk_s, self.revise = protocol, hostile or {}, chunk_s, revise
+        self.pool = pool
+        self.sessions: set[str] = set()
         self.release = threading.Event()  # ends every `hang` and `wait` act
         self.waiting = threading.Event()  # set when a `wait` act begins
         self.calls = Calls()
@@ -67,6 +77,7 @@ class FakeAgentServer:
         self.finished_input = False
         self.chunks = 0
         self.threads: list[threading.Thread] = []
+        self.connections = 0
 
     # -- life cycle -----------------------------------------------------------------------------------------
     def __enter__(self) -> FakeAgentServer:
@@ -85,6 +96,7 @@ class FakeAgentServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            self.connections += 1
             t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
             t.start()
             self.threads.append(t)
@@ -98,11 +110,12 @@ class FakeAgentServer:
                 if not line:
                     return
                 method, path, _ = line.decode("latin-1").split(" ", 2)
-                length = 0
+                length, headers = 0, []
                 while True:
                     header = reader.readline().decode("latin-1").strip()
                     if not header:
                         break
+                    headers.append(header)
                     name, _, value = header.partition(":")
                     if name.lower() == "content-length":
                         length = int(value)
@@ -112,8 +125,11 @@ class FakeAgentServer:
                 with self.lock:
                     n = self.calls.count(endpoint)
                     self.calls.seen.append((method, path, body))
+                    self.calls.raw.append((line.decode("latin-1").rstrip("\r\n"), headers, raw))
                 act = self.hostile.get(endpoint)
                 if act is not None and n >= act.after and (act.times is None or n < act.after + act.times):
+                    if act.keep and not self._take(endpoint, body):
+                        return
                     then = self._misbehave(conn, act)
                     if then == "close":
                         return
@@ -148,6 +164,11 @@ class FakeAgentServer:
             self.release.wait()
         elif act.kind == "status":
             conn.sendall(f"HTTP/1.1 {act.status} Oops\r\nContent-Length: 0\r\n\r\n".encode())
+            return "next"
+        elif act.kind in ("deep", "bigint"):
+            data = b"[" * 100_000 if act.kind == "deep" else b"1" * 5000
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                         f"\r\n".encode() + data)
             return "next"
         elif act.kind == "wait":
             self.waiting.set()
@@ -188,8 +209,25 @@ class FakeAgentServer:
                          "data_type": None, "tgt_lang": None, "config": {}}
         return 404, None
 
+    def _take(self, endpoint: str, body: Any) -> bool:
+        """SimulStream's session manager: whether the request's session has (or now takes) a processor."""
+        if self.pool is None or not isinstance(body, dict):
+            return True
+        session = body.get("session_id")
+        with self.lock:
+            if endpoint == "POST /clear":
+                self.sessions.discard(session)
+                return True
+            if session not in self.sessions:
+                if len(self.sessions) >= self.pool:
+                    return False
+                self.sessions.add(session)
+            return True
+
     def _simulstream(self, conn: socket.socket, endpoint: str, body: Any) -> bool:
         out: Any
+        if not self._take(endpoint, body):
+            return False  # no processor left: the real server raises in the handler and answers nothing
         if endpoint == "GET /speech_chunk_size":
             out = {"speech_chunk_size": self.chunk_s}
         elif endpoint in ("PUT /source_language", "PUT /target_language", "POST /clear"):

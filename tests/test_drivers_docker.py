@@ -64,7 +64,10 @@ def test_echo_services_good_hostile_and_broken(tmp_path: Path) -> None:
 
     wrong = runs["wrongport"]
     assert wrong["status"] == "timeout"
-    assert "never answered on port 2023" in wrong["reason"] and "listens on 9999" in wrong["reason"], wrong["reason"]
+    assert "never answered on port 2023" in wrong["reason"], wrong["reason"]
+    # only the participant's own listener: not Docker's embedded DNS resolver (127.0.0.11, a port of its own)
+    assert "; it listens on 9999, not on the port: 2023 that submission.yaml declares" in wrong["reason"], \
+        wrong["reason"]
 
     crash = runs["crasher"]
     assert crash["status"] == "crash" and "code 3" in crash["reason"] and "crashing at start" in crash["reason"]

@@ -66,11 +66,14 @@ def test_a_slow_answer_is_the_participants_time(tmp_path: Path) -> None:
     assert first["elapsed"][0] - first["delays"][0] >= 300.0
 
 
-def test_a_server_that_is_not_an_agent_service_is_not_ready(tmp_path: Path) -> None:
+def test_a_server_that_is_not_an_agent_service_is_a_violation_at_once(tmp_path: Path) -> None:
+    """A 404 at start-up proves the server is not SimulEval's agent service: one probe, no polling until the
+    start-up limit (issue 27)."""
     with FakeAgentServer("simuleval", {"GET /": Act("status", status=404)}) as fake:
-        report, recs = run_driver(text_cfg(tmp_path), tmp_path / "out", SIMULEVAL, fake.port, startup_s=1.0)
-    assert report.state == "not_ready" and recs == {}
-    assert "GET / answered 404" in report.reason
+        report, recs = run_driver(text_cfg(tmp_path), tmp_path / "out", SIMULEVAL, fake.port, startup_s=600.0)
+    assert report.state == "violation" and recs == {}
+    assert report.reason == "at start-up: GET / answered 404"
+    assert fake.calls.count("GET /") == 1
 
 
 def test_simulstream_close_delimited_answers_are_read_and_timed(tmp_path: Path) -> None:

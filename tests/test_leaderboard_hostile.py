@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,10 @@ from tests.leaderboard_fixture import finish_results, summary_record, write_run
 HUGE_TEAM = "T" * 5_000_000
 BOGUS_TRACK = "<b>bogus</b>-track"
 FORMULA_ID = '=HYPERLINK("evil.example","click")'
+CONTROL_TEAM = "Evil\x1b]0;owned\x07Team"
+CONTROL_LOG = "\x1b[31mred\x07\nline two\x1b[2K\n"
+#: Control characters (C0 but the line break, DEL, C1) and bidirectional overrides: none may reach a page raw.
+RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 LONG_WORDS = 12_000  # a hypothesis of ~80,000 characters: far more than a page shows
 SOURCES = ["the cat sat on the mat", "a dog ran in the park today", "birds sing in the morning"]
 REFS = ["el gato se sentó en la alfombra", "un perro corrió en el parque hoy", "los pájaros cantan por la mañana"]
@@ -64,6 +69,14 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                                             ("spew", "Spew", "text-en-es", 1, True)):
         scores = write_run(results, sub, "test", _records(k, long_first), "client log\n", manifest, bootstrap=20)
         runs.append(summary_record(sub, team, "sys", track, "primary", False, "ok", scores))
+    recs = _records(1)
+    recs[0]["prediction"] = "\x1b[5mblink\x07 " + recs[0]["prediction"]
+    scores = write_run(results, "control-chars", "test", recs, CONTROL_LOG, manifest, bootstrap=20)
+    runs.append(summary_record("control-chars", CONTROL_TEAM, "sys\x1b[2J\x9b31m", "text-en-es", "primary", False,
+                               "ok", scores))
+    write_run(results, "control-crash", "test", [], CONTROL_LOG, manifest)
+    runs.append(summary_record("control-crash", "Crash\x07", "sys", "text-en-es", "primary", False, "crash", None,
+                               reason="exit code 1 after 0/3 instances: \x1b[31mred\x1b[0m \u202eevil"))
     finish_results(results, config, runs)
     site = root / "site"
     render_site(results, site, load_config(config, check_files=False))
@@ -118,3 +131,23 @@ def test_an_instance_page_shows_a_bounded_part_of_a_long_hypothesis(hostile_site
     page = (site / "runs" / "spew-test" / "instances" / "0.html").read_text(encoding="utf-8")
     assert "more characters are in the run" in page
     assert page.count("palabra11999") == 0 and len(page) < log.stat().st_size
+
+
+def test_control_characters_reach_no_page_raw(hostile_site: tuple[Path, Path]) -> None:
+    """ESC, BEL, CSI and a bidirectional override in a team, a system, a reason, a client log and a hypothesis
+    (issue 27): HTML escaping leaves them in the file, where a terminal that prints it obeys them; the pages and
+    the CSV write them as escapes, as the terminal output does."""
+    results, site = hostile_site
+    summary = json.loads(layout.ResultsDir(results).summary.read_text(encoding="utf-8"))
+    assert CONTROL_TEAM in [r["team"] for r in summary["runs"]]  # the input really has it
+    pages = [*site.rglob("*.html"), *site.rglob("*.csv")]
+    assert len(pages) > 10
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        found = RAW_CONTROL.search(text)
+        assert found is None, f"{page.relative_to(site)}: {found.group()!r} at {found.start()}"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "Evil\\x1b]0;owned\\x07Team" in index and "\\x1b[31mred\\x1b[0m \\u202eevil" in index
+    page = (site / "runs" / "control-chars-test" / "index.html").read_text(encoding="utf-8")
+    assert "\\x1b[31mred\\x07\nline two\\x1b[2K" in page  # the log's line breaks stay
+    assert "\\x1b[5mblink\\x07" in (site / "runs" / "control-chars-test" / "instances" / "0.html").read_text()

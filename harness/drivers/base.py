@@ -10,7 +10,13 @@ computing that long without a request), ends the instance as `timeout` (so does 
 comes first; the instance is then already logged and the driver goes on); a 5xx, a malformed or oversized
 answer, or a connection closed mid-answer ends it as `protocol_violation` naming the endpoint; a participant that
 stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
-never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`.
+never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`; one
+whose start-up answer proves it speaks the interface wrongly (`http.wait_listening`) leaves them unlogged too, at
+once, and the report says `violation`.
+
+Whatever a participant sends is at worst a `protocol_violation` of its instance: an exception the driver raises on
+an answer (a bug it provokes, too) ends that instance so, naming the exception. Only a fault of the harness's own
+machinery (`OSError` writing the run log, `MemoryError`) stops the run as `failed`, the infrastructure's error.
 """
 
 from __future__ import annotations
@@ -23,7 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import layout
-from harness.drivers.http import ParticipantError, ParticipantGone, ParticipantHttp, ParticipantTimeout
+from harness.drivers.http import (
+    ParticipantError,
+    ParticipantGone,
+    ParticipantHttp,
+    ParticipantTimeout,
+    ProbeViolation,
+    wait_listening,
+)
 from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
@@ -68,7 +81,7 @@ class Report:
     """What the driver tells the orchestrator (written to the run folder as driver.json)."""
 
     interface: str
-    state: str = "ready"  # ready | not_ready | gone | done | failed (the harness's own fault)
+    state: str = "ready"  # ready | not_ready | violation (at start-up) | gone | done | failed (the harness's fault)
     reason: str = ""
     instances: int = 0
 
@@ -84,24 +97,27 @@ class AgentServerDriver:
 
     interface = ""
 
+    urllib_headers = False  # send requests as urllib does (the interface's own client uses urllib)
+
     def __init__(self, evaluation: Evaluation, host: str, port: int) -> None:
         self.evaluation = evaluation
         self.host, self.port = host, port
-        self.http = ParticipantHttp(host, port, idle_s=evaluation.limits.idle_timeout_s)
+        self.http = ParticipantHttp(host, port, idle_s=evaluation.limits.idle_timeout_s,
+                                    urllib_headers=self.urllib_headers)
 
     def probe(self, deadline: float) -> None:
-        """Raise `ParticipantError` unless the participant answers like this interface's server."""
+        """Raise `ParticipantError` unless the participant gives a well-formed answer of this interface."""
 
     def run_instance(self, index: int, deadline: float) -> None:
         raise NotImplementedError
 
     def run(self, startup_timeout_s: float) -> Report:
-        from harness.drivers.http import wait_listening
-
         report = Report(self.interface)
         try:
-            wait_listening(self.host, self.port, time.monotonic() + startup_timeout_s,
-                           lambda: self.probe(time.monotonic() + 10.0))
+            wait_listening(self.host, self.port, time.monotonic() + startup_timeout_s, self.probe)
+        except ProbeViolation as exc:
+            report.state, report.reason = "violation", f"at start-up: {exc}"
+            return report
         except ParticipantError as exc:
             report.state, report.reason = "not_ready", f"{exc} within {startup_timeout_s:g} s"
             return report
@@ -122,6 +138,11 @@ class AgentServerDriver:
                 if index not in self.evaluation.finished:
                     raise
                 # the server ended the instance while the participant computed (idle timeout): it is logged
+            except (OSError, MemoryError):
+                raise  # the harness's own machinery failed (the run log, the memory of the server)
+            except Exception as exc:  # noqa: BLE001 - provoked by an answer: that instance's violation
+                self.evaluation.fail(index, VIOLATION, f"the driver could not use the participant's answer "
+                                                       f"({type(exc).__name__}: {exc})".splitlines()[0][:300])
             report.instances += 1
         report.state = "done"
         return report

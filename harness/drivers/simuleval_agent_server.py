@@ -6,8 +6,8 @@ segment, where SimulEval's own evaluator (`SentenceLevelEvaluator`, which `--rem
 the harness client's SimulEval adapter end a speech instance.
 
 Segments are SimulEval's JSON (`simuleval/data/segments.py`): text segments carry one source word, speech segments
-`segment_size` ms of float samples with their `sample_rate`. The service answers `GET /` with its agent's name,
-which is the readiness probe.
+`segment_size` ms of float samples with their `sample_rate`. The service answers `GET /` with its agent's name
+(`{"info": "..."}`), which is the readiness probe: only a JSON object counts as listening.
 """
 
 from __future__ import annotations
@@ -55,7 +55,10 @@ class SimulEvalAgentServer(AgentServerDriver):
     interface = "simuleval-agent-server"
 
     def probe(self, deadline: float) -> None:
-        self.http.request("GET", "/", deadline=deadline, expect_json=False)
+        answer = self.http.request("GET", "/", deadline=deadline)
+        if not isinstance(answer, dict):
+            raise ParticipantError(f"GET /: expected the agent's information (a JSON object such as "
+                                   f"{{\"info\": \"...\"}}), got {type(answer).__name__}")
 
     def run_instance(self, index: int, deadline: float) -> None:
         ev = self.evaluation

@@ -2,7 +2,12 @@
 http_speech_processor_server.py`), driven as its `HttpProxySpeechProcessor` drives it, one session id per recording:
 `GET /speech_chunk_size`, `PUT /source_language`, `PUT /target_language`, then `POST /process_chunk` (base64 float32
 waveform at 16 kHz) per chunk of `speech_chunk_size` seconds, `POST /end_of_stream`, `POST /clear`. Every request
-carries `{"session_id": ...}` as its JSON body, GET included.
+carries `{"session_id": ...}` as its JSON body, GET included. Requests are sent exactly as that client sends them
+(urllib's headers, one connection each, `uuid4().hex` session ids, the same JSON): nothing tells a participant's
+server that the harness, not SimulStream, is asking, nor which instance it is.
+
+The readiness probe asks `GET /speech_chunk_size` for one session of its own and always `POST /clear`s it, so
+however often it is repeated it holds at most one of the server's processors, and none once the probe is over.
 
 Answers are incremental outputs (`new_tokens`, `deleted_tokens`, with their strings). The driver keeps the tokens as
 SimulStream's own log reader does (deleted tokens come off the end, new ones are appended). Its text grows by an
@@ -88,10 +93,24 @@ class Hypothesis:
 class SimulStreamHttp(AgentServerDriver):
     interface = "simulstream-http"
 
+    urllib_headers = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.probe_session = {"session_id": uuid.uuid4().hex}  # one for every try of the probe
+
     def probe(self, deadline: float) -> None:
-        session = f"harness-probe-{uuid.uuid4().hex[:8]}"
-        _chunk_seconds(self.http.request("GET", "/speech_chunk_size", {"session_id": session}, deadline))
-        self.http.request("POST", "/clear", {"session_id": session}, deadline, expect_json=False)
+        try:
+            _chunk_seconds(self.http.request("GET", "/speech_chunk_size", self.probe_session, deadline))
+        finally:
+            self._clear(self.probe_session)
+
+    def _clear(self, session: dict[str, str]) -> None:
+        """Release the session's processor (best effort: a failure here is not the instance's verdict)."""
+        try:
+            self.http.request("POST", "/clear", session, time.monotonic() + 5.0, expect_json=False)
+        except ParticipantError:
+            pass
 
     def _write(self, rounds: Rounds, t: float, hyp: Hypothesis, answer: Any, endpoint: str, *, finished: bool,
                session: dict[str, str], deadline: float) -> StepResponse:
@@ -118,7 +137,7 @@ class SimulStreamHttp(AgentServerDriver):
         ev = self.evaluation
         if not ev.speech:
             raise ParticipantError("simulstream-http serves speech tracks only")
-        session = {"session_id": f"harness-{index}-{uuid.uuid4().hex[:8]}"}
+        session = {"session_id": uuid.uuid4().hex}  # as SimulStream's HttpProxySpeechProcessor: nothing else
         chunk_s = _chunk_seconds(self.http.request("GET", "/speech_chunk_size", session, deadline))
         self.http.request("PUT", "/source_language", {**session, "language": ev.track.source_lang}, deadline,
                           expect_json=False)
@@ -148,7 +167,4 @@ class SimulStreamHttp(AgentServerDriver):
                     ev.expire(index, f"instance took longer than {ev.limits.instance_timeout_s:g} s")
                     return
         finally:
-            try:
-                self.http.request("POST", "/clear", session, time.monotonic() + 5.0, expect_json=False)
-            except ParticipantError:
-                pass
+            self._clear(session)

@@ -20,6 +20,7 @@ from harness import layout
 from harness.config import Limits
 from harness.run import failures, network
 from harness.run.deadlines import under_timeout, under_watchdog
+from harness.run.ports import tcp_listening_ports
 from harness.run.sandbox import (
     SandboxPolicy,
     applied_isolation,
@@ -163,21 +164,6 @@ def _start_participant(api: Any, cid: str) -> None:
         if reason is None:
             raise
         raise failures.ParticipantStartError(reason) from None
-
-
-def tcp_listening_ports(pid: int) -> list[int]:
-    """Listening TCP ports of the network namespace of process `pid` (state 0A in /proc/PID/net/tcp and tcp6)."""
-    ports: set[int] = set()
-    for name in ("tcp", "tcp6"):
-        try:
-            lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == "0A":
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return sorted(ports)
 
 
 def image_argv(image: dict[str, Any], spec: RunSpec) -> list[str]:

@@ -108,14 +108,16 @@ def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: Run
             report = None
     # the server still runs: the participant ended by itself (the harness stops it only after the driver)
     exited = result.exit_code if backend.server_exit() is None else None
-    if exited is not None and report is None:
+    # ... unless our own timeout killed it: that is a `timeout` (see `failures.driven_outcome`)
+    if exited is not None and report is None and not result.timed_out:
         done = len(statuses)
         tail = log_tail(run_dir.client_log)
         return failures.Outcome(failures.CRASH, f"the participant exited (code {exited}) after {done}/"
                                 f"{result.instances_expected} instances" + (f": {tail}" if tail else ""), True)
     if report is not None and report.get("state") == "not_ready" and spec.participant_port is not None:
-        ports = [p for p in getattr(backend, "participant_ports", lambda: [])() if p != spec.participant_port]
-        if ports:  # the usual mistake: submission.yaml declares another port than the image's server uses
+        ports = list(getattr(backend, "participant_ports", lambda: [])())
+        if ports and spec.participant_port not in ports:
+            # the usual mistake: submission.yaml declares another port than the image's server uses
             report["reason"] = (f"{report.get('reason')}; it listens on {', '.join(map(str, ports))}, not on the "
                                 f"port: {spec.participant_port} that submission.yaml declares")
     return failures.driven_outcome(

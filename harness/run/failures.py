@@ -151,12 +151,18 @@ def driven_outcome(report: dict | None, *, oom_killed: bool, timed_out: str | No
     """The outcome of a run whose participant is an agent server driven by the evaluation server.
 
     The participant never exits by itself: the harness stops it once the driver is done, so its exit code says
-    nothing unless it died first. The driver's report says whether it ever listened (`not_ready`: a crash when
-    it had exited, else a timeout, with the tail of its log) and whether it went away mid-run (`gone`: a crash).
+    nothing unless it died first. A kill by the harness's own total or idle timeout (`timed_out` names it) is a
+    `timeout`, whatever the driver saw of it afterwards (the server gone, or no report yet). The driver's report
+    says whether it ever listened (`not_ready`: a crash when it had exited, else a timeout, with the tail of its
+    log), whether its start-up answer broke the interface (`violation`) and whether it went away mid-run (`gone`:
+    a crash, an exit the harness did not cause).
     """
     statuses = list(instance_statuses)
     done = len(statuses)
     tail = f": {client_tail}" if client_tail else ""
+    if timed_out and not oom_killed:
+        partial = done < expected or any(s != OK for s in statuses)
+        return Outcome(TIMEOUT, f"{timed_out} after {done}/{expected} instances", partial)
     if report is None:
         return Outcome(INFRA_ERROR, "the driver left no report (the evaluation server died)", done > 0)
     state, reason = report.get("state"), str(report.get("reason") or "")
@@ -169,6 +175,8 @@ def driven_outcome(report: dict | None, *, oom_killed: bool, timed_out: str | No
             return Outcome(CRASH, f"the participant exited (code {participant_exit}) before it listened: {reason}"
                            f"{tail}", done > 0)
         return Outcome(TIMEOUT, f"{reason}{tail}", done > 0)
+    if state == "violation":
+        return Outcome(PROTOCOL_VIOLATION, f"{reason}{tail}", done > 0)
     if state == "gone":
         code = f" (exit code {participant_exit})" if participant_exit is not None else ""
         return Outcome(CRASH, f"the participant's server went away{code} after {done}/{expected} instances: "
