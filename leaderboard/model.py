@@ -20,10 +20,11 @@ from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
+from harness.status import SCORED_STATUSES
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
-OK_STATUSES = ("ok", "partial")
+OK_STATUSES = SCORED_STATUSES
 META_KEYS = ("counts", "info")
 CLIENT_LOG_TAIL_LINES = 60
 

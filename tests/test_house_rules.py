@@ -73,3 +73,29 @@ def test_the_rule_sees_both_ways_of_opening_the_log() -> None:
     """So that a pass above is not an empty search."""
     code = "run = layout.RunDir(p)\nrun.instances_log.read_text()\nopen(run.instances_log)\nopen(other)\n"
     assert _log_opens(ast.parse(code)) == [2, 3]
+
+
+def _status_words() -> set[str]:
+    from harness.status import InstanceStatus, RunStatus
+
+    return {s.value for s in (*RunStatus, *InstanceStatus)}
+
+
+def _module_level_status_names(tree: ast.Module, words: set[str]) -> list[int]:
+    """Lines where a module binds a name to a status word or a tuple of them (a second owner of the words)."""
+    def spelled(value: ast.AST) -> bool:
+        if isinstance(value, ast.Constant):
+            return value.value in words
+        return isinstance(value, (ast.Tuple, ast.List, ast.Set)) and bool(value.elts) and all(
+            isinstance(e, ast.Constant) and e.value in words for e in value.elts)
+
+    return [node.lineno for node in tree.body
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and spelled(node.value)]
+
+
+def test_only_the_status_module_spells_the_statuses() -> None:
+    words, owner = _status_words(), REPO / "harness" / "status.py"
+    offenders = [f"{path.relative_to(REPO)}:{line}" for path in _sources() if path != owner
+                 for line in _module_level_status_names(ast.parse(path.read_text(encoding="utf-8")), words)]
+    assert not offenders, "status words belong in harness/status.py:\n" + "\n".join(offenders)
+    assert _module_level_status_names(ast.parse('OK = "ok"\nPAIR = ("ok", "partial")\nX = "okay"\n'), words) == [1, 2]

@@ -24,10 +24,9 @@ from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METR
 from harness.metrics.significance import paired_quality, paired_values
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows, reference_sets_of
 from harness.scoring.files import write_instance_scores, write_json
+from harness.status import SCORED_STATUSES
 
 __all__ = ["score_results", "best_run", "SCORED_STATUSES"]
-
-SCORED_STATUSES = ("ok", "partial")
 
 
 @dataclass

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 
 from harness.protocol import ProtocolError, StepRequest, StepResponse
+from harness.status import InstanceStatus
 from harness.units import join_units, split_units
 
-OPEN, OK, TIMEOUT, ERROR, VIOLATION = "open", "ok", "timeout", "error", "protocol_violation"
+OPEN, OK, TIMEOUT, ERROR = InstanceStatus.OPEN, InstanceStatus.OK, InstanceStatus.TIMEOUT, InstanceStatus.ERROR
+VIOLATION = InstanceStatus.PROTOCOL_VIOLATION
 MAX_PAST_END_READS = 10_000  # reads after the end of the source before the instance is ended as a violation
 REVISION_BUDGET = 50  # all revisions of one instance together: at most this many times the hypothesis cap
 
