@@ -18,6 +18,7 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.jsonio import read_json
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from harness.status import SCORED_STATUSES
@@ -33,18 +34,6 @@ def slugify(text: str) -> str:
     """A file-name-safe form of a submission id or dataset name (keeps it readable)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
     return slug[:80]
-
-
-def read_json(path: Path, what: str) -> Any:
-    """Parse a JSON file; a broken one is a one-line HarnessError naming the file."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HarnessError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: cannot read {what}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise HarnessError(f"{path}: line {exc.lineno}: {what} is not valid JSON: {exc.msg}") from None
 
 
 def read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:

@@ -5,7 +5,6 @@ It only reads files and renders: scores, per-instance metrics and significance c
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from markupsafe import Markup
 from harness import __version__, layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
+from harness.jsonio import write_json
 from leaderboard import views
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
@@ -156,8 +156,7 @@ class SiteWriter:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, data, ensure_ascii=False, mkdir=True)
 
 
 def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,

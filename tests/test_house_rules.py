@@ -99,3 +99,33 @@ def test_only_the_status_module_spells_the_statuses() -> None:
                  for line in _module_level_status_names(ast.parse(path.read_text(encoding="utf-8")), words)]
     assert not offenders, "status words belong in harness/status.py:\n" + "\n".join(offenders)
     assert _module_level_status_names(ast.parse('OK = "ok"\nPAIR = ("ok", "partial")\nX = "okay"\n'), words) == [1, 2]
+
+
+#: renames that are not the JSON/text write of harness.jsonio: whole folders and a tar built by root in a temp folder
+RENAMES_ALLOWED = {"harness/jsonio.py", "harness/images/wheelhouse.py", "harness/images/base.py",
+                   # issue 25, the lead's part (scoring/metrics): these still write temp-then-rename by hand;
+                   # delete each line when the file uses harness.jsonio
+                   "harness/scoring/files.py", "harness/batch/results.py", "harness/metrics/meteor.py",
+                   "harness/metrics/native.py", "harness/metrics/anticipation.py"}
+
+
+def _renames(tree: ast.AST) -> list[int]:
+    """Lines that rename a file over another: os.replace/os.rename, or `<tmp>.replace(target)`/`.rename(target)`."""
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        func = node.func
+        if func.attr in ("replace", "rename") and isinstance(func.value, ast.Name) and (
+                func.value.id == "os" or (len(node.args) == 1 and not node.keywords
+                                          and any(w in func.value.id for w in ("tmp", "temp", "part", "staging")))):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_jsonio_writes_a_temporary_and_renames_it() -> None:
+    offenders = [f"{path.relative_to(REPO)}:{line}" for path in _sources()
+                 if str(path.relative_to(REPO)) not in RENAMES_ALLOWED
+                 for line in _renames(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not offenders, "write files atomically with harness.jsonio:\n" + "\n".join(offenders)
+    assert _renames(ast.parse("os.replace(a, b)\ntmp.replace(p)\ns.replace('a', 'b')\n")) == [1, 2]

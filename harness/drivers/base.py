@@ -15,8 +15,6 @@ never listens within `limits.startup_timeout_s` leaves every instance unlogged a
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from typing import Any
 
 from harness import layout
 from harness.drivers.http import ParticipantError, ParticipantGone, ParticipantHttp, ParticipantTimeout
+from harness.jsonio import write_json
 from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
@@ -74,9 +73,7 @@ class Report:
 
 
 def write_report(run_dir: layout.RunDir, report: Report) -> None:
-    tmp = run_dir.driver_report.with_name(f".{run_dir.driver_report.name}.tmp")
-    tmp.write_text(json.dumps(report.__dict__) + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir.driver_report)
+    write_json(run_dir.driver_report, report.__dict__, indent=None)
 
 
 class AgentServerDriver:

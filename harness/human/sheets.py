@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from harness import layout
 from harness.errors import HarnessError
 from harness.human.agreement import krippendorff_alpha_interval, pearson, spearman
+from harness.jsonio import write_json
 
 __all__ = ["sample_sheet", "import_ratings", "summarize", "SCORES"]
 
@@ -48,10 +48,7 @@ def _records(results: Path, run: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json(path, obj, ensure_ascii=False, mkdir=True)
 
 
 def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tuple[int, int]:
