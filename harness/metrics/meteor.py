@@ -36,7 +36,7 @@ _CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 
 
 def _cache_root() -> Path:
-    from harness.images.wheelhouse import cache_dir
+    from harness.cache import cache_dir
 
     return cache_dir() / "wordnet"
 
