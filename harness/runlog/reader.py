@@ -58,12 +58,9 @@ def _read_config(log_path: Path) -> dict[str, Any]:
     flat = [_FLAT_LINE.match(line) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if all(flat):
         return {m.group(1): m.group(2) for m in flat if m}
-    import yaml
+    from harness.yamlio import parse_yaml
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise LogFormatError(f"{cfg}: unreadable YAML ({str(exc).splitlines()[0]})") from None
+    data = parse_yaml(text, cfg, LogFormatError)
     return data if isinstance(data, dict) else {}
 
 
