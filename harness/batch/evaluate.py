@@ -106,10 +106,10 @@ def close_spares() -> None:
     (imported only when the swarm backend was)."""
     import sys
 
-    module = sys.modules.get("harness.run.swarm_spares")
+    module = sys.modules.get("harness.run.swarm.spares")
     if module is not None:
         module.SPARES.close()
-    settling = sys.modules.get("harness.run.swarm_settle")
+    settling = sys.modules.get("harness.run.swarm.settle")
     if settling is not None:
         settling.SETTLING.settle()
 
@@ -132,8 +132,8 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
             raise HarnessError("--registry is for --backend swarm")
         return
     from harness.run.failures import InfraError
-    from harness.run.swarm_backend import check_data_node, check_gpus, swarm_manager
-    from harness.run.swarm_registry import check_registry
+    from harness.run.swarm.backend import check_data_node, check_gpus, swarm_manager
+    from harness.run.swarm.registry import check_registry
 
     try:
         swarm_manager(api)

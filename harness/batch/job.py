@@ -231,7 +231,7 @@ class SubmissionJob:
 
         if backend_name(self.opts) != "swarm":
             return None
-        from harness.run.swarm_backend import SwarmBackend
+        from harness.run.swarm.backend import SwarmBackend
 
         return SwarmBackend(registry_of(self.opts), self.opts.config.swarm.data_label)
 
