@@ -143,7 +143,7 @@ class Run:
 
 
 @dataclass
-class Regime:
+class RegimeTable:
     """A latency regime table: the runs whose primary latency is at most `max_latency`, ranked."""
 
     name: str
@@ -163,7 +163,7 @@ class Board:
     primary_latency: str
     columns: list[str]
     catalog: Catalog
-    regimes: list[Regime] = field(default_factory=list)
+    regimes: list[RegimeTable] = field(default_factory=list)
     latency_unit: str = ""
     modality: str = ""
     #: the scoring stage's paired tests (RESULTS/significance/<track>/<dataset>.json), {} when absent
@@ -385,14 +385,14 @@ def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: T
     regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
     for reg in regimes:
         inside = [r for r in scored if (r.score(pl) is not None and r.score(pl) <= reg.max_latency)]
-        board.regimes.append(Regime(reg.name, reg.max_latency, board.ranked(inside)))
+        board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside)))
     if regimes:
         top = regimes[-1].max_latency
         above = [r for r in scored if r.score(pl) is None or r.score(pl) > top]
         if above:
-            board.regimes.append(Regime(f"above {top:g}", None, board.ranked(above)))
+            board.regimes.append(RegimeTable(f"above {top:g}", None, board.ranked(above)))
     else:
-        board.regimes.append(Regime("all", None, board.ranked(scored)))
+        board.regimes.append(RegimeTable("all", None, board.ranked(scored)))
     return board
 
 

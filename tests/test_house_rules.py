@@ -147,3 +147,13 @@ def test_only_the_cache_module_names_the_cache_folder(tmp_path: Path, monkeypatc
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()
+
+
+def test_no_two_classes_share_a_name() -> None:
+    where: dict[str, list[str]] = {}
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(REPO)))
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not twice, f"one name, one class: {twice}"

@@ -63,7 +63,7 @@ class Rounds:
 
 
 @dataclass
-class Report:
+class DriverReport:
     """What the driver tells the orchestrator (written to the run folder as driver.json)."""
 
     interface: str
@@ -72,7 +72,7 @@ class Report:
     instances: int = 0
 
 
-def write_report(run_dir: layout.RunDir, report: Report) -> None:
+def write_report(run_dir: layout.RunDir, report: DriverReport) -> None:
     write_json(run_dir.driver_report, report.__dict__, indent=None)
 
 
@@ -92,10 +92,10 @@ class AgentServerDriver:
     def run_instance(self, index: int, deadline: float) -> None:
         raise NotImplementedError
 
-    def run(self, startup_timeout_s: float) -> Report:
+    def run(self, startup_timeout_s: float) -> DriverReport:
         from harness.drivers.http import wait_listening
 
-        report = Report(self.interface)
+        report = DriverReport(self.interface)
         try:
             wait_listening(self.host, self.port, time.monotonic() + startup_timeout_s,
                            lambda: self.probe(time.monotonic() + 10.0))
@@ -135,14 +135,14 @@ DRIVERS = ("simuleval-agent-server", "simulstream-http")
 
 
 def drive(evaluation: Evaluation, interface: str, participant: str, startup_timeout_s: float,
-          run_dir: layout.RunDir) -> Report:
+          run_dir: layout.RunDir) -> DriverReport:
     """Drive every pending instance of `evaluation` through the participant at `participant` (HOST:PORT)."""
     host, _, port = participant.rpartition(":")
     driver = _drivers()[interface](evaluation, host, int(port))
     try:
         report = driver.run(startup_timeout_s)
     except Exception as exc:  # noqa: BLE001 - the report is the result; the server must still stop
-        report = Report(interface, "failed", f"driver failed: {type(exc).__name__}: {exc}".splitlines()[0])
+        report = DriverReport(interface, "failed", f"driver failed: {type(exc).__name__}: {exc}".splitlines()[0])
     finally:
         driver.http.close()
     write_report(run_dir, report)
