@@ -16,7 +16,6 @@ never listens within `limits.startup_timeout_s` leaves every instance unlogged a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,7 @@ from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
 
-__all__ = ["DRIVERS", "Rounds", "AgentServerDriver", "drive", "write_report"]
+__all__ = ["DriverReport", "Rounds", "AgentServerDriver", "write_report"]
 
 
 class Rounds:
@@ -122,28 +121,3 @@ class AgentServerDriver:
             report.instances += 1
         report.state = "done"
         return report
-
-
-def _drivers() -> dict[str, Callable[..., AgentServerDriver]]:
-    from harness.drivers.simuleval_agent_server import SimulEvalAgentServer
-    from harness.drivers.simulstream_http import SimulStreamHttp
-
-    return {"simuleval-agent-server": SimulEvalAgentServer, "simulstream-http": SimulStreamHttp}
-
-
-DRIVERS = ("simuleval-agent-server", "simulstream-http")
-
-
-def drive(evaluation: Evaluation, interface: str, participant: str, startup_timeout_s: float,
-          run_dir: layout.RunDir) -> DriverReport:
-    """Drive every pending instance of `evaluation` through the participant at `participant` (HOST:PORT)."""
-    host, _, port = participant.rpartition(":")
-    driver = _drivers()[interface](evaluation, host, int(port))
-    try:
-        report = driver.run(startup_timeout_s)
-    except Exception as exc:  # noqa: BLE001 - the report is the result; the server must still stop
-        report = DriverReport(interface, "failed", f"driver failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    finally:
-        driver.http.close()
-    write_report(run_dir, report)
-    return report
