@@ -24,7 +24,7 @@ import numpy as np
 
 from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.status import InstanceStatus
-from harness.units import join_units, split_units
+from harness.units import final_token_delays, join_units, split_units
 
 OPEN, OK, TIMEOUT, ERROR = InstanceStatus.OPEN, InstanceStatus.OK, InstanceStatus.TIMEOUT, InstanceStatus.ERROR
 VIOLATION = InstanceStatus.PROTOCOL_VIOLATION
@@ -283,9 +283,7 @@ class Session:
 
 
 def final_delays(revisions: list[dict[str, Any]], unit: str) -> tuple[list[float], list[float]]:
-    """Delays and elapsed times of the tokens of the final revision (harness.metrics.stability)."""
-    from harness.metrics.stability import final_token_delays
-
+    """Delays and elapsed times of the tokens of the final revision (`harness.units.final_token_delays`)."""
     delays = final_token_delays([(r["delay"], r["text"]) for r in revisions], unit)
     elapsed = final_token_delays([(r["elapsed"], r["text"]) for r in revisions], unit)
     return delays, elapsed
