@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
+    from harness.images.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
     from harness.text import printable
 
     config = load_config(args.config, check_files=False) if args.config else None
