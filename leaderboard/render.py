@@ -142,17 +142,25 @@ class SiteWriter:
         for n, (rec, metrics) in enumerate(per_instance):
             prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
             next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
-            if isinstance(rec.get("longform"), dict):  # a whole recording: sentences and a paged timeline
-                talk = views.recording(rec, metrics)
-                svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
-                summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences")}
-                self.page("recording.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run,
-                          rec=rec, talk=talk, svgs=svgs, metrics=summary, prev_i=prev_i, next_i=next_i)
-                continue
-            view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
-            self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,
-                      metrics=metrics, view=view, slider=views.slider_data(view),
-                      timeline=Markup(timeline_svg(view)), prev_i=prev_i, next_i=next_i)
+            speech = board.modality == "speech" or isinstance(rec.get("source"), list)
+            template, ctx = instance_page(rec, metrics, unit, speech)
+            self.page(template, f"{base}/instances/{rec.get('index')}.html", board=board, run=run, prev_i=prev_i,
+                      next_i=next_i, **ctx)
+
+
+def instance_page(rec: dict[str, Any], metrics: dict[str, Any] | None, unit: str,
+                  speech: bool) -> tuple[str, dict[str, Any]]:
+    """The template of one instance's page and its context beyond board, run and pager: a decoding timeline with
+    its slider, or for a whole recording (long-form) its sentences and paged timeline. The live viewer
+    (`leaderboard.live`) renders the same pages."""
+    if isinstance(rec.get("longform"), dict):
+        talk = views.recording(rec, metrics)
+        svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
+        summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences")}
+        return "recording.html", {"rec": rec, "talk": talk, "svgs": svgs, "metrics": summary}
+    view = views.timeline(rec, unit, speech)
+    return "instance.html", {"rec": rec, "metrics": metrics, "view": view, "slider": views.slider_data(view),
+                             "timeline": Markup(timeline_svg(view))}
 
 
 def _write_json(path: Path, data: Any) -> None:

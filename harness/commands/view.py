@@ -1,4 +1,5 @@
-"""`harness view RESULTS_OR_RUN_DIR [--port 7777]`: a live local viewer (the SimulEval paper's --visual server)."""
+"""`harness view RESULTS_OR_RUN_DIR [--port 7777]`: a live local viewer (the SimulEval paper's --visual server),
+the leaderboard's live mode (`leaderboard.live`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.viewer import serve_view
+    from harness.commands.leaderboard import leaderboard_module
 
-    return serve_view(args.path, args.host, args.port)
+    return int(leaderboard_module("live").serve_view(args.path, args.host, args.port))
