@@ -49,3 +49,22 @@ def test_read_json_errors_name_the_file_in_one_line(tmp_path: Path) -> None:
         assert str(info.value) == f"{path}: {words}" or str(info.value).startswith(f"{path}: {words}")
         assert "\n" not in str(info.value)
         assert read_json_or_none(path) is None
+
+
+def test_a_long_form_talk_is_assembled_through_the_atomic_writer(tmp_path: Path) -> None:
+    import numpy as np
+    import soundfile
+
+    from harness.data.longform_build import SAMPLE_RATE, assemble
+
+    wavs = []
+    for n in (1, 2):
+        wav = tmp_path / f"{n}.wav"
+        soundfile.write(str(wav), np.full(SAMPLE_RATE * n // 10, n, dtype=np.int16), SAMPLE_RATE, subtype="PCM_16")
+        wavs.append(wav)
+    out = tmp_path / "talk" / "talk.wav"
+    spans = assemble(wavs, out, seed=1)
+    samples, rate = soundfile.read(str(out), dtype="int16")
+    assert rate == SAMPLE_RATE and [round(d, 1) for _, d in spans] == [0.1, 0.2]
+    assert int((samples == 2).sum()) == SAMPLE_RATE * 2 // 10
+    assert [p.name for p in out.parent.iterdir()] == ["talk.wav"]  # no temporary left

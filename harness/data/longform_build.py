@@ -25,6 +25,8 @@ import numpy as np
 import soundfile
 import yaml
 
+from harness.jsonio import atomic_path
+
 SAMPLE_RATE = 16000
 STAMP_VERSION = 1
 LEAD_S = 0.5
