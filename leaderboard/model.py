@@ -243,7 +243,7 @@ def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
     Older scorers (and SimulEval) computed text CA metrics as words plus milliseconds; such a number has no unit,
     so the site never shows it, whatever an older scores.json holds.
     """
-    info = scores.get("info") if isinstance(scores.get("info"), dict) else {}
+    info = given if isinstance(given := scores.get("info"), dict) else {}
     speech = info.get("modality") == "speech" or info.get("latency_unit") == "ms"
     if computation_aware_applies(speech):
         return scores
@@ -264,7 +264,7 @@ def _human_summary(root: Path) -> dict[str, Any]:
 
 def _add_human_scores(runs: list[Run], human: dict[str, Any]) -> None:
     """Show each rated run's human mean as a `Human` score (in memory only: scores.json is never rewritten)."""
-    systems = human.get("systems") if isinstance(human.get("systems"), dict) else {}
+    systems = given if isinstance(given := human.get("systems"), dict) else {}
     for run in runs:
         entry = systems.get(f"{run.key}/{run.dataset}")
         if isinstance(entry, dict) and isinstance(entry.get("mean"), (int, float)):
@@ -284,7 +284,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     sub, ds = raw["submission"], raw["dataset"]
     run_dir = root / sub / ds if "/" not in sub + ds and ".." not in sub + ds and len(sub) < 256 and len(ds) < 256 \
         and (root / sub / ds).is_dir() else None
-    scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
+    scores = given if isinstance(given := raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
         scores = read_json(layout.RunDir(run_dir).scores, "scores")
     scores = _without_text_ca(scores)
@@ -384,11 +384,11 @@ def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: T
     scored = board.scored
     regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
     for reg in regimes:
-        inside = [r for r in scored if (r.score(pl) is not None and r.score(pl) <= reg.max_latency)]
+        inside = [r for r in scored if (s := r.score(pl)) is not None and s <= reg.max_latency]
         board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside)))
     if regimes:
         top = regimes[-1].max_latency
-        above = [r for r in scored if r.score(pl) is None or r.score(pl) > top]
+        above = [r for r in scored if (s := r.score(pl)) is None or s > top]
         if above:
             board.regimes.append(RegimeTable(f"above {top:g}", None, board.ranked(above)))
     else:

@@ -68,7 +68,7 @@ def parse_sections(path: Path) -> dict[str, list[str]]:
 
 def align(en: dict[str, list[str]], es: dict[str, list[str]]) -> list[tuple[str, str, str]]:
     """(section, English, Spanish) for every section present in both with the same paragraph count."""
-    pairs = []
+    pairs: list[tuple[str, str, str]] = []
     for section, en_paras in en.items():
         es_paras = es.get(section)
         if es_paras is None or len(es_paras) != len(en_paras):

@@ -163,7 +163,8 @@ def summarize(results: Path) -> dict[str, Any]:
         k = key[item]
         per_system.setdefault(f"{k['submission']}/{k['dataset']}", []).append(math.fsum(scores) / len(scores))
     rng = random.Random(12345)
-    systems = {name: {"mean": math.fsum(v) / len(v), "ci95": _bootstrap_mean(v, rng), "items": len(v)}
+    means = {name: math.fsum(v) / len(v) for name, v in per_system.items()}
+    systems = {name: {"mean": means[name], "ci95": _bootstrap_mean(v, rng), "items": len(v)}
                for name, v in sorted(per_system.items())}
     runs = {f"{r['submission']}/{r['dataset']}": r for r in _runs(results)}
     correlations: dict[str, dict[str, float | None]] = {}
@@ -171,7 +172,7 @@ def summarize(results: Path) -> dict[str, Any]:
     metrics = sorted({k for n in names for k, v in runs[n]["scores"].items()
                       if isinstance(v, dict) and isinstance(v.get("score"), (int, float))})
     for metric in metrics:
-        pairs = [(runs[n]["scores"][metric]["score"], systems[n]["mean"]) for n in names
+        pairs = [(runs[n]["scores"][metric]["score"], means[n]) for n in names
                  if isinstance(runs[n]["scores"].get(metric, {}).get("score"), (int, float))]
         if len(pairs) >= 3:
             xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]

@@ -91,7 +91,6 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
                                        timed_out=summary.timed_out, instance_statuses=statuses, expected=expected)
     finally:
         evaluation.close()
-    track = evaluation.track
     from harness.scoring.options import track_scoring_options
 
-    return summary, write_scores(evaluation.writer.path, **track_scoring_options(track))
+    return summary, write_scores(evaluation.writer.path, **track_scoring_options(evaluation.track))

@@ -146,7 +146,7 @@ def _parse_fast(raw: bytes, allow_torn: bool) -> list[Any] | None:
             return None
         lines.pop()
     lines = [s for s in (line.strip(" \t\r") for line in lines) if s]
-    scan = make_scanner(json.JSONDecoder())
+    scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types the C scanner as its own argument
     try:
         parsed = list(map(scan, lines, repeat(0, len(lines))))
     except (StopIteration, ValueError, RecursionError):

@@ -107,7 +107,7 @@ class Session:
         self.truncated = False
         self.source = source
         self.target_unit = target_unit
-        self.status = OPEN
+        self.status: str = OPEN
         self.finished = False
         self.error: str | None = None
         self.created = now
