@@ -209,7 +209,7 @@ def native_run(cfg: Path, out: Path, agent: object, audio: str = "json") -> list
     """The harness client over WebSocket against a loopback harness server (speech as `audio`)."""
     from harness.client.connection import WebSocketConnection
     from harness.client.runner import run_instances
-    from harness.joint import loopback_server
+    from harness.run.joint import loopback_server
 
     ev = open_evaluation(cfg, "dev", out, overwrite=True)
     with loopback_server(ev) as url:

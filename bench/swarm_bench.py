@@ -6,8 +6,8 @@ network up, server up and healthy, participant placed and started, everything re
 overhead per backend, the median of each step, and the ratio swarm / local (goal <= 1.5). The participant's service
 starts together with the server's and waits behind the start gate (harness/run/gate.py); its own code starts once
 the server is healthy, as before. The swarm backend makes the next run's overlay network while a run works
-(harness/run/swarm_spares.py) and leaves the engine's last step of removing a run's network (dropping its local
-copy) to a background thread (harness/run/swarm_settle.py) while the next run starts; zero-compute runs have no
+(harness/run/swarm/spares.py) and leaves the engine's last step of removing a run's network (dropping its local
+copy) to a background thread (harness/run/swarm/settle.py) while the next run starts; zero-compute runs have no
 work to hide either in, so the bench waits for both between runs, outside every measured span, and prints how long
 each took. A second measure leaves nothing out: K runs back to back per backend, as a batch with one worker runs
 them; wall time minus the participants' own run time, per run (the worst case for the swarm backend: its
@@ -57,7 +57,7 @@ def one_run(image: str, out: Path, backend: str, registry: str | None, docker_ho
     from harness.config import load_config
     from harness.run.execute import execute_run
     from harness.run.spec import RunSpec
-    from harness.run.swarm_backend import SwarmBackend
+    from harness.run.swarm.backend import SwarmBackend
     from tests.evaluate_data.support import CONFIG
 
     config = load_config(CONFIG)
@@ -109,8 +109,8 @@ def main() -> int:
             rows: dict[str, list[dict[str, float]]] = {"local": [], "swarm": []}
             registry, host = lab_env.get("HARNESS_REGISTRY"), lab_env.get("DOCKER_HOST")
             one_run(image, tmp / "warm", "swarm", registry, host)  # pushes and pulls the images once
-            from harness.run.swarm_settle import SETTLING
-            from harness.run.swarm_spares import SPARES
+            from harness.run.swarm.settle import SETTLING
+            from harness.run.swarm.spares import SPARES
 
             makes: list[float] = []
             settles: list[float] = []

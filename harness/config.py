@@ -12,8 +12,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.errors import ConfigError
 from harness.fields import not_one_of, unknown_field
 from harness.metric_registry import (
@@ -26,6 +24,7 @@ from harness.metric_registry import (
     SCORED_QUALITY,
 )
 from harness.sizes import parse_bytes
+from harness.yamlio import parse_yaml, read_text
 
 MODALITIES = ("text", "speech")
 LATENCY_UNITS = ("word", "char")
@@ -414,18 +413,8 @@ def load_config(path: str | Path, check_files: bool = True, problems: list[str] 
     every problem found is appended there, one line each, and the config is read on past the ones it can skip
     (a bad track or dataset is left out); YAML and top-level errors are still raised."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}:{line} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    text = read_text(p, ConfigError, missing="config file not found")
+    raw = parse_yaml(text, p, ConfigError)
     r = _Reader(p, problems)
     m = r.mapping(raw, "top level", _TOP_FIELDS)
     tracks_raw = r.get(m, "tracks", "", list)

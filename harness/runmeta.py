@@ -8,12 +8,11 @@ keys and replaces the file atomically, so neither stage drops the other's keys.
 from __future__ import annotations
 
 import json
-import os
-import threading
 from typing import Any
 
 from harness import layout
 from harness.errors import HarnessError
+from harness.jsonio import write_json
 
 
 def read_run_meta(run: layout.RunDir) -> dict[str, Any]:
@@ -33,7 +32,5 @@ def update_run_meta(run: layout.RunDir, changes: dict[str, Any], remove: tuple[s
     """Set `changes` and drop `remove` in run.json, keeping every other key; the new content."""
     meta = {k: v for k, v in read_run_meta(run).items() if k not in remove}
     meta.update(changes)
-    tmp = run.run_meta.with_name(f".{run.run_meta.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, run.run_meta)
+    write_json(run.run_meta, meta, sort_keys=True, default=str)
     return meta

@@ -54,7 +54,7 @@ class MetricInfo:
 def from_record(key: str, record: Any) -> MetricInfo:
     """The `MetricInfo` a scores.json record gives about itself."""
     rec = record if isinstance(record, dict) else {}
-    kind = rec.get("kind") if rec.get("kind") in KINDS else "other"
+    kind = str(rec["kind"]) if rec.get("kind") in KINDS else "other"
     direction = rec.get("direction")
     up = True if direction == "higher" else False if direction == "lower" else None
     definition = rec.get("definition") if isinstance(rec.get("definition"), str) else ""

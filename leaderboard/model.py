@@ -18,12 +18,14 @@ from typing import Any
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.jsonio import read_json
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
+from harness.status import SCORED_STATUSES
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
-OK_STATUSES = ("ok", "partial")
+OK_STATUSES = SCORED_STATUSES
 META_KEYS = ("counts", "info")
 CLIENT_LOG_TAIL_LINES = 60
 
@@ -32,18 +34,6 @@ def slugify(text: str) -> str:
     """A file-name-safe form of a submission id or dataset name (keeps it readable)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
     return slug[:80]
-
-
-def read_json(path: Path, what: str) -> Any:
-    """Parse a JSON file; a broken one is a one-line HarnessError naming the file."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HarnessError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: cannot read {what}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise HarnessError(f"{path}: line {exc.lineno}: {what} is not valid JSON: {exc.msg}") from None
 
 
 def read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -153,7 +143,7 @@ class Run:
 
 
 @dataclass
-class Regime:
+class RegimeTable:
     """A latency regime table: the runs whose primary latency is at most `max_latency`, ranked."""
 
     name: str
@@ -173,7 +163,7 @@ class Board:
     primary_latency: str
     columns: list[str]
     catalog: Catalog
-    regimes: list[Regime] = field(default_factory=list)
+    regimes: list[RegimeTable] = field(default_factory=list)
     latency_unit: str = ""
     modality: str = ""
     #: the scoring stage's paired tests (RESULTS/significance/<track>/<dataset>.json), {} when absent
@@ -253,7 +243,7 @@ def _without_text_ca(scores: dict[str, Any]) -> dict[str, Any]:
     Older scorers (and SimulEval) computed text CA metrics as words plus milliseconds; such a number has no unit,
     so the site never shows it, whatever an older scores.json holds.
     """
-    info = scores.get("info") if isinstance(scores.get("info"), dict) else {}
+    info = given if isinstance(given := scores.get("info"), dict) else {}
     speech = info.get("modality") == "speech" or info.get("latency_unit") == "ms"
     if computation_aware_applies(speech):
         return scores
@@ -274,7 +264,7 @@ def _human_summary(root: Path) -> dict[str, Any]:
 
 def _add_human_scores(runs: list[Run], human: dict[str, Any]) -> None:
     """Show each rated run's human mean as a `Human` score (in memory only: scores.json is never rewritten)."""
-    systems = human.get("systems") if isinstance(human.get("systems"), dict) else {}
+    systems = given if isinstance(given := human.get("systems"), dict) else {}
     for run in runs:
         entry = systems.get(f"{run.key}/{run.dataset}")
         if isinstance(entry, dict) and isinstance(entry.get("mean"), (int, float)):
@@ -294,7 +284,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     sub, ds = raw["submission"], raw["dataset"]
     run_dir = root / sub / ds if "/" not in sub + ds and ".." not in sub + ds and len(sub) < 256 and len(ds) < 256 \
         and (root / sub / ds).is_dir() else None
-    scores = raw.get("scores") if isinstance(raw.get("scores"), dict) else {}
+    scores = given if isinstance(given := raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
         scores = read_json(layout.RunDir(run_dir).scores, "scores")
     scores = _without_text_ca(scores)
@@ -394,15 +384,15 @@ def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: T
     scored = board.scored
     regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
     for reg in regimes:
-        inside = [r for r in scored if (r.score(pl) is not None and r.score(pl) <= reg.max_latency)]
-        board.regimes.append(Regime(reg.name, reg.max_latency, board.ranked(inside)))
+        inside = [r for r in scored if (s := r.score(pl)) is not None and s <= reg.max_latency]
+        board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside)))
     if regimes:
         top = regimes[-1].max_latency
-        above = [r for r in scored if r.score(pl) is None or r.score(pl) > top]
+        above = [r for r in scored if (s := r.score(pl)) is None or s > top]
         if above:
-            board.regimes.append(Regime(f"above {top:g}", None, board.ranked(above)))
+            board.regimes.append(RegimeTable(f"above {top:g}", None, board.ranked(above)))
     else:
-        board.regimes.append(Regime("all", None, board.ranked(scored)))
+        board.regimes.append(RegimeTable("all", None, board.ranked(scored)))
     return board
 
 

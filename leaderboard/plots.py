@@ -53,12 +53,13 @@ def _unit(board: Board) -> str:
 def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
     """Scatter of primary quality against primary latency with Pareto front, regimes and system curves."""
     pq, pl = board.primary_quality, board.primary_latency
-    points = [Point(r, r.score(pl), r.score(pq)) for r in board.scored if r.score(pl) is not None]  # type: ignore[arg-type]
+    points = [Point(r, x, y) for r in board.scored  # every scored run has its primary quality
+              if (x := r.score(pl)) is not None and (y := r.score(pq)) is not None]
     if not points:
         return None
     up = board.catalog.describe(pq).higher_is_better is not False
-    regimes = [g for g in board.regimes if g.max_latency is not None]
-    xs = [p.x for p in points] + [g.max_latency for g in regimes]  # type: ignore[misc]
+    regimes = [(g, m) for g in board.regimes if (m := g.max_latency) is not None]
+    xs = [p.x for p in points] + [m for _, m in regimes]
     ys = [p.y for p in points]
     for p in points:
         ci = p.run.ci(pq)
@@ -70,11 +71,11 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
     sy = Scale(yt[0], yt[-1], H - MB, MT)
     parts: list[str] = []
     lo = xt[0]
-    for i, g in enumerate(regimes):
-        hi = min(g.max_latency, xt[-1])  # type: ignore[type-var]
+    for i, (g, m) in enumerate(regimes):
+        hi = min(m, xt[-1])
         parts.append(el("rect", x=sx(lo), y=float(MT), width=max(sx(hi) - sx(lo), 0.0), height=float(H - MB - MT),
                         fill=REGIME_FILLS[i % len(REGIME_FILLS)], class_="regime"))
-        label = f"{g.name} ≤ {g.max_latency:g}"
+        label = f"{g.name} ≤ {m:g}"
         narrow = sx(hi) - sx(lo) < len(label) * 7 + 8
         parts.append(text(sx(lo) + 4, MT + 14 + (14 * i if narrow else 0), label, class_="regime-label"))
         parts.append(el("line", x1=sx(hi), y1=float(MT), x2=sx(hi), y2=float(H - MB), stroke="#9aa5b1",
@@ -154,7 +155,7 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
             f"vertical axis against {pl} in {_unit(board) or 'source units'} (lower is better) on the horizontal "
             f"axis. Pareto front: " + ", ".join(f"{p.run.team} {p.run.system} ({p.y:.1f} at {p.x:.2f})"
                                                  for p in front) + ". "
-            + (("Shaded latency regimes: " + ", ".join(f"{g.name} up to {g.max_latency:g}" for g in regimes) + ". ")
+            + (("Shaded latency regimes: " + ", ".join(f"{g.name} up to {m:g}" for g, m in regimes) + ". ")
                if regimes else "")
             + (("Systems with several latency settings drawn as curves: "
                 + ", ".join(f"{t} {s}" for t, s in curves) + ".") if curves else ""))

@@ -5,7 +5,6 @@ It only reads files and renders: scores, per-instance metrics and significance c
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from markupsafe import Markup
 from harness import __version__, layout
 from harness.config import TaskConfig
 from harness.errors import HarnessError
+from harness.jsonio import write_json
 from leaderboard import views
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
@@ -144,24 +144,30 @@ class SiteWriter:
         for n, (rec, metrics) in enumerate(per_instance):
             prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
             next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
-            if isinstance(rec.get("longform"), dict):  # a whole recording: sentences and a paged timeline
-                talk = views.recording(rec, metrics)
-                svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
-                summary = {k: v for k, v in (metrics or {}).items()
-                           if k not in ("index", "sentences", "trailing_units")}
-                self.page("recording.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run,
-                          rec=rec, talk=talk, svgs=svgs, metrics=summary, prev_i=prev_i, next_i=next_i,
-                          trailing=(metrics or {}).get("trailing_units"))
-                continue
-            view = views.timeline(rec, unit, board.modality == "speech" or isinstance(rec.get("source"), list))
-            self.page("instance.html", f"{base}/instances/{rec.get('index')}.html", board=board, run=run, rec=rec,
-                      metrics=metrics, view=view, slider=views.slider_data(view),
-                      timeline=Markup(timeline_svg(view)), prev_i=prev_i, next_i=next_i)
+            speech = board.modality == "speech" or isinstance(rec.get("source"), list)
+            template, ctx = instance_page(rec, metrics, unit, speech)
+            self.page(template, f"{base}/instances/{rec.get('index')}.html", board=board, run=run, prev_i=prev_i,
+                      next_i=next_i, **ctx)
+
+
+def instance_page(rec: dict[str, Any], metrics: dict[str, Any] | None, unit: str,
+                  speech: bool) -> tuple[str, dict[str, Any]]:
+    """The template of one instance's page and its context beyond board, run and pager: a decoding timeline with
+    its slider, or for a whole recording (long-form) its sentences and paged timeline. The live viewer
+    (`leaderboard.live`) renders the same pages."""
+    if isinstance(rec.get("longform"), dict):
+        talk = views.recording(rec, metrics)
+        svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
+        summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences", "trailing_units")}
+        return "recording.html", {"rec": rec, "talk": talk, "svgs": svgs, "metrics": summary,
+                                  "trailing": (metrics or {}).get("trailing_units")}
+    view = views.timeline(rec, unit, speech)
+    return "instance.html", {"rec": rec, "metrics": metrics, "view": view, "slider": views.slider_data(view),
+                             "timeline": Markup(timeline_svg(view))}
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, data, ensure_ascii=False, mkdir=True)
 
 
 def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,

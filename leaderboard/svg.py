@@ -39,7 +39,7 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks = []
+    ticks: list[float] = []
     v = start
     while not ticks or ticks[-1] < hi - step * 1e-9:
         ticks.append(round(v, 10))

@@ -75,7 +75,7 @@ def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: flo
     n_windows = max(1, int(-(-length // window_ms)))
     words = split_units(str(record.get("prediction") or ""), "word")
     delays = [float(d) for d in (record.get("delays") or [])]
-    sentences = []
+    sentences: list[dict[str, Any]] = []
     for n, seg in enumerate(segments):
         start, dur = float(seg[0]), float(seg[1])
         out = sentences_out[n] if n < len(sentences_out) else {}

@@ -15,7 +15,7 @@ from harness.client.loader import load_agent_class
 from harness.client.options import select_instances
 from harness.client.runner import run_instances
 from harness.errors import HarnessError
-from harness.joint import joint_run, loopback_server
+from harness.run.joint import joint_run, loopback_server
 from harness.server.evaluation import open_evaluation
 from tests.text_task import make_text_task
 

@@ -21,7 +21,7 @@ import pytest
 
 from harness import layout
 from harness.drivers import drive
-from harness.drivers.base import Report
+from harness.drivers.base import DriverReport
 from harness.runlog import read_records
 from harness.server.evaluation import open_evaluation
 from tests.agent_server_fakes import Act, FakeAgentServer, speech_task
@@ -31,7 +31,7 @@ SIMULEVAL, SIMULSTREAM = "simuleval-agent-server", "simulstream-http"
 
 
 def run_driver(cfg: Path, out: Path, interface: str, port: int, startup_s: float = 10.0
-               ) -> tuple[Report, dict[int, dict[str, Any]]]:
+               ) -> tuple[DriverReport, dict[int, dict[str, Any]]]:
     """Drive every instance of `cfg`'s dev set through the participant on `port`; (report, records by index)."""
     ev = open_evaluation(cfg, "dev", out)
     try:

@@ -12,7 +12,7 @@ import pytest
 from harness import layout
 from harness.client.agent import ReadAction, TextAgent, WriteAction
 from harness.errors import HarnessError
-from harness.joint import joint_run
+from harness.run.joint import joint_run
 from tests.text_task import TWO_SPLIT_SOURCES as SOURCES
 from tests.text_task import make_task
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness import layout
 from harness.client.agent import ReadAction, TextAgent, WriteAction
-from harness.joint import joint_run
+from harness.run.joint import joint_run
 from tests.text_task import make_task
 
 GATE = threading.Event()

@@ -10,8 +10,8 @@ import requests
 from sacrebleu.metrics import BLEU, CHRF
 
 from harness.client.connection import HTTPConnection, ServerRefused, WebSocketConnection
-from harness.joint import loopback_server
 from harness.protocol import StepRequest
+from harness.run.joint import loopback_server
 from harness.scoring import score_path
 from harness.server.evaluation import open_evaluation
 from tests.text_task import REFS, SOURCES, make_text_task

@@ -34,7 +34,7 @@ def test_the_server_package_neither_scores_nor_imports_in_a_circle() -> None:
 
 
 def test_joint_mode_uses_the_servers_own_set_up() -> None:
-    joint = imported_modules(HARNESS / "joint.py")
+    joint = imported_modules(HARNESS / "run" / "joint.py")
     assert "harness.server.app.run_server" in joint
-    source = (HARNESS / "joint.py").read_text(encoding="utf-8")
+    source = (HARNESS / "run" / "joint.py").read_text(encoding="utf-8")
     assert "bind_sockets" not in source and "HTTPServer" not in source

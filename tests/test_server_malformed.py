@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.client.connection import HTTPConnection
-from harness.joint import loopback_server
 from harness.protocol import StepRequest
+from harness.run.joint import loopback_server
 from harness.server.evaluation import open_evaluation
 from tests.text_task import make_text_task
 

@@ -13,8 +13,8 @@ import pytest
 import soundfile
 
 from harness.client.connection import HTTPConnection, InProcessConnection, WebSocketConnection
-from harness.joint import loopback_server
 from harness.protocol import StepRequest, pcm16_to_floats
+from harness.run.joint import loopback_server
 from harness.server.evaluation import open_evaluation
 
 

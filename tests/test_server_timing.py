@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.client.connection import HTTPConnection, InProcessConnection, ServerRefused
-from harness.joint import loopback_server
 from harness.protocol import StepRequest
+from harness.run.joint import loopback_server
 from harness.server.evaluation import open_evaluation
 from tests.text_task import make_text_task
 

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from harness.joint import loopback_server
 from harness.run import failures
 from harness.run.gate import gated, image_python
+from harness.run.joint import loopback_server
 from harness.server.evaluation import open_evaluation
 from harness.server.handlers import GateHandler
 from tests.text_task import make_text_task

@@ -28,8 +28,8 @@ from harness.run import failures, network
 from harness.run.docker_backend import docker_api
 from harness.run.execute import execute_run
 from harness.run.spec import RunResult, RunSpec
-from harness.run.swarm_backend import SwarmBackend, _create_service, remove_services, wait_task_running
-from harness.run.swarm_settle import SETTLING
+from harness.run.swarm.backend import SwarmBackend, _create_service, remove_services, wait_task_running
+from harness.run.swarm.settle import SETTLING
 from harness.scoring.corpus import score_path
 from harness.sizes import parse_bytes
 from tests.evaluate_data.support import CONFIG, HERE, HostListener, leftovers, make_submission
@@ -376,7 +376,7 @@ def test_a_run_on_a_warm_network_meets_only_its_server(swarm, probe_image, confi
     """After a run, the next run's overlay network is made warm in the background; the next run takes it. Its
     participant is started early, behind the start gate; by the time the gate opens, the network's placeholder is
     gone: the server is the only other endpoint."""
-    from harness.run.swarm_spares import SPARES
+    from harness.run.swarm.spares import SPARES
 
     first, _ = run_probe(probe_image, config, tmp_path / "first", "copy", backend=SwarmBackend())
     assert first.outcome.status == failures.OK

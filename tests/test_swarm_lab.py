@@ -156,7 +156,7 @@ def test_two_gpu_runs_never_share_a_gpu(lab, tmp_path):
 
 
 def test_swarm_gpu_reservation_with_an_overlay_network_is_rejected(lab):
-    """Why the harness hands out GPUs itself (harness/run/swarm_gpus.py): on this engine a service that reserves a
+    """Why the harness hands out GPUs itself (harness/run/swarm/gpus.py): on this engine a service that reserves a
     generic resource and joins an overlay network is rejected (moby/moby#44378). If this test fails, the engine
     fixed it and Swarm's own reservation could be used."""
     net = "harness-labgpu-net"

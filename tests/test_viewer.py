@@ -1,6 +1,8 @@
 """`harness view` against a run in progress, in headless Chromium: instances appear as they land in the run log, with
 a visible running state, and the state turns to finished; instance pages show the timeline; it binds 127.0.0.1,
-answers GET only, and a path outside the folder is a 404. A results folder is served as the leaderboard site."""
+answers GET only, and a path outside the folder is a 404. A results folder is served as the leaderboard site. A run
+folder is drawn by the leaderboard's own templates: the index lists each instance's state and scores, an instance
+page is the leaderboard's instance page (source, references, legend, slider) with the run's state."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.text_task import make_text_task
+from tests.text_task import REFS, SOURCES, make_text_task
 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -25,6 +27,7 @@ Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
 By = pytest.importorskip("selenium.webdriver.common.by").By
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
 _exc = pytest.importorskip("selenium.common.exceptions")
+Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 GATED = '''
@@ -153,7 +156,7 @@ def test_it_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
 
 
 def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: Path) -> None:
-    from harness.viewer import RECHECK_S, ResultsSite
+    from leaderboard.live import RECHECK_S, ResultsSite
 
     example = Path(__file__).resolve().parent.parent / "examples" / "runs" / "udhr-dev-waitk3"
     viewer, url = _view(example)  # written by SimulEval 1.1.4
@@ -176,6 +179,48 @@ def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: 
     viewer, url = _view(results)
     try:
         assert "All submissions" in urllib.request.urlopen(url, timeout=60).read().decode()
+    finally:
+        viewer.send_signal(signal.SIGTERM)
+        viewer.wait(10)
+
+
+def test_a_scored_run_is_drawn_by_the_leaderboards_own_pages(driver, tmp_path: Path) -> None:
+    import json
+
+    cfg = make_text_task(tmp_path)
+    run_dir = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(cfg), "--dataset", "dev", "--agent",
+                    str(Path(__file__).parent / "agents" / "echo_text.py"), "--output", str(run_dir)],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "harness", "score", str(run_dir)], check=True, capture_output=True,
+                   timeout=120)
+    scores = {r["index"]: r for r in map(json.loads, (run_dir / "instance_scores.jsonl").read_text().splitlines())}
+    viewer, url = _view(run_dir)
+    try:
+        driver.get(url)
+        assert driver.find_element(By.ID, "run-state").text.startswith("finished")
+        head = [th.text.split()[0] for th in driver.find_elements(By.CSS_SELECTOR, "table.instances thead th")]
+        assert head[:2] == ["#", "state"] and "LAAL" in head and "AP" in head
+        rows = driver.find_elements(By.CSS_SELECTOR, "tr.instance")
+        assert len(rows) == len(SOURCES)
+        for row in rows:
+            cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+            index = int(cells[0])
+            assert cells[1] == "ok"
+            assert cells[head.index("LAAL")] == f"{scores[index]['LAAL']:.2f}"
+            assert cells[head.index("AP")] == f"{scores[index]['AP']:.2f}"
+        driver.get(url + "instances/1.html")  # the leaderboard's instance page, with the run's state
+        assert driver.find_element(By.ID, "source-text").text == SOURCES[1]
+        references = [p.text for p in driver.find_elements(By.CSS_SELECTOR, "p.reference")]
+        assert references == [f"orig {REFS['orig'][1]}", f"mono {REFS['mono'][1]}"]
+        assert "Blue: the moment each target word was written" in driver.find_element(By.TAG_NAME, "main").text
+        assert driver.find_element(By.ID, "run-state").text.startswith("finished")
+        assert driver.find_element(By.CSS_SELECTOR, "dl.metric-grid").text  # its per-instance metrics
+        partial, slider = driver.find_element(By.ID, "partial"), driver.find_element(By.ID, "moment")
+        assert partial.text == SOURCES[1]  # the echo agent writes the source back
+        slider.send_keys(Keys.HOME)  # the leaderboard's own script runs on the viewer's page
+        assert partial.text == "(nothing written yet)"
+        assert driver.find_element(By.CSS_SELECTOR, "a[rel=next]").get_attribute("href") == url + "instances/2.html"
     finally:
         viewer.send_signal(signal.SIGTERM)
         viewer.wait(10)

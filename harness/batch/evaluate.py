@@ -11,42 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import layout
 from harness.batch.job import SubmissionJob
+from harness.batch.options import EvaluateOptions, backend_name, registry_of
 from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
-from harness.config import TaskConfig, load_config, require_dataset_files
+from harness.config import load_config, require_dataset_files
 from harness.errors import HarnessError
-from harness.intake.discover import SubmissionRef, discover
-
-
-@dataclass
-class EvaluateOptions:
-    """Everything `harness evaluate` (and `harness validate`) needs."""
-
-    submissions: list[SubmissionRef]
-    config: TaskConfig
-    output: Path
-    datasets: list[str]
-    workers: int = 1
-    resume: bool = False
-    overwrite: bool = False
-    server_image: str | None = None
-    collect_peak_memory: bool = False
-    #: network of the Dockerfile's RUN steps. Builds get the engine's default network: no hidden data exists at
-    #: build time, and Dockerfiles routinely install packages (the baselines apt-get Apertium); "none" forbids it.
-    build_network: str = "default"
-    #: where runs happen: `local` (containers on this engine) or `swarm` (services on the swarm this engine
-    #: manages); None: the task config's `backend:`
-    backend: str | None = None
-    registry: str | None = None  # swarm: HOST:PORT every node pulls from (None: the config's swarm.registry)
-    stop: threading.Event = field(default_factory=threading.Event)
+from harness.intake.discover import discover
 
 
 def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -106,22 +82,12 @@ def close_spares() -> None:
     (imported only when the swarm backend was)."""
     import sys
 
-    module = sys.modules.get("harness.run.swarm_spares")
+    module = sys.modules.get("harness.run.swarm.spares")
     if module is not None:
         module.SPARES.close()
-    settling = sys.modules.get("harness.run.swarm_settle")
+    settling = sys.modules.get("harness.run.swarm.settle")
     if settling is not None:
         settling.SETTLING.settle()
-
-
-def backend_name(opts: EvaluateOptions) -> str:
-    """The backend of this evaluation: the command line's, else the task config's."""
-    return opts.backend or opts.config.backend
-
-
-def registry_of(opts: EvaluateOptions) -> str | None:
-    """The swarm registry: the command line's, else the task config's (None: single node, no registry)."""
-    return opts.registry or opts.config.swarm.registry
 
 
 def check_backend(opts: EvaluateOptions, api: Any) -> None:
@@ -132,8 +98,8 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
             raise HarnessError("--registry is for --backend swarm")
         return
     from harness.run.failures import InfraError
-    from harness.run.swarm_backend import check_data_node, check_gpus, swarm_manager
-    from harness.run.swarm_registry import check_registry
+    from harness.run.swarm.backend import check_data_node, check_gpus, swarm_manager
+    from harness.run.swarm.registry import check_registry
 
     try:
         swarm_manager(api)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import layout
 from harness.batch import manifest, resume
+from harness.batch.options import EvaluateOptions, backend_name, registry_of
 from harness.batch.progress import Progress
 from harness.batch.results import configured_baseline, model_metric_options, read_json, score_run
 from harness.config import Dataset, TaskConfig, Track
@@ -28,7 +29,6 @@ from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.runlog import read_statuses
 
 if TYPE_CHECKING:
-    from harness.batch.evaluate import EvaluateOptions
     from harness.images.base import ImageInfo
     from harness.intake.submission import Submission
 
@@ -227,11 +227,9 @@ class SubmissionJob:
 
     def _backend(self) -> Backend | None:
         """A fresh backend for one run attempt (None: execute_run's default, the local Docker engine)."""
-        from harness.batch.evaluate import backend_name, registry_of
-
         if backend_name(self.opts) != "swarm":
             return None
-        from harness.run.swarm_backend import SwarmBackend
+        from harness.run.swarm.backend import SwarmBackend
 
         return SwarmBackend(registry_of(self.opts), self.opts.config.swarm.data_label)
 

@@ -8,7 +8,6 @@ timings (build, start-up, run, tear-down).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import shutil
@@ -19,6 +18,7 @@ from typing import Any
 from harness import __version__
 from harness.config import Dataset, TaskConfig
 from harness.digest import sha256_file
+from harness.jsonio import write_json
 
 
 def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
@@ -90,11 +90,7 @@ def hardware() -> dict[str, Any]:
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
     """Write (atomically) `manifest.json`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_json(path, manifest, default=str, mkdir=True)
 
 
 def base_manifest(submission: str, config: TaskConfig) -> dict[str, Any]:

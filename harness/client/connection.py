@@ -140,6 +140,7 @@ class WebSocketConnection(Connection):
             raise ServerUnreachable(f"cannot reach the evaluation server at {url}: {exc}") from None
         except websocket.WebSocketException as exc:
             raise ServerUnreachable(f"{url} does not offer the WebSocket stream: {exc}") from None
+        assert self._ws.sock is not None  # connected just above
         self._ws.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def info(self) -> dict[str, Any]:

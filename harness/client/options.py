@@ -20,7 +20,7 @@ def accept_agent_options(parser: argparse.ArgumentParser) -> None:
         ns.agent_args = list(getattr(ns, "agent_args", None) or []) + list(extra)
         return ns, []
 
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign,assignment]
 
 
 def _option_value(args: list[str], name: str) -> str | None:

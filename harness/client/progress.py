@@ -22,7 +22,7 @@ def _width(stream: TextIO) -> int:
         return 80
 
 
-class Progress:
+class DecodeProgress:
     """`label: done/total instances (errors), elapsed` on one line."""
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:

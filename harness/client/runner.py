@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.client.agent import Agent, AgentStates, ReviseAction, WriteAction
 from harness.client.connection import Connection, ServerRefused
-from harness.client.progress import Progress
+from harness.client.progress import DecodeProgress
 from harness.client.tracebacks import agent_traceback
 from harness.protocol import EOS, StepRequest, StepResponse, pcm16_to_floats
 
@@ -65,7 +65,7 @@ class RunSummary:
 
 
 @dataclass
-class Limits:
+class AgentTimeouts:
     """The task's timeouts, applied to the agent in joint mode."""
 
     instance_timeout_s: float
@@ -166,7 +166,7 @@ _REPORT_LOCK = threading.Lock()
 
 
 def run_instances(make_connection: Callable[[], Connection], agent: Agent, indices: list[int], num_workers: int = 1,
-                  audio: str = "json", progress: bool = False, limits: Limits | None = None,
+                  audio: str = "json", progress: bool = False, limits: AgentTimeouts | None = None,
                   on_stuck: Callable[[int, str], None] | None = None, label: str = "harness client") -> RunSummary:
     """Decode `indices` with `num_workers` threads, each with its own connection (see the module docstring)."""
     summary = RunSummary()
@@ -180,7 +180,7 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
     t0 = time.perf_counter()
     n_threads = max(1, min(num_workers, len(indices) or 1))
     watches = [_Watch() for _ in range(n_threads)]
-    meter = Progress(label, len(indices))
+    meter = DecodeProgress(label, len(indices))
     meter.start()
 
     def worker(watch: _Watch) -> None:
@@ -237,7 +237,7 @@ def run_instances(make_connection: Callable[[], Connection], agent: Agent, indic
     return summary
 
 
-def _watch(watches: list[_Watch], changed: threading.Condition, limits: Limits | None, summary: RunSummary,
+def _watch(watches: list[_Watch], changed: threading.Condition, limits: AgentTimeouts | None, summary: RunSummary,
            stop: threading.Event, on_stuck: Callable[[int, str], None] | None) -> None:
     """Wait for the workers; with `limits`, end the instance of an agent that does not return in time."""
     period = None

@@ -61,7 +61,7 @@ class SimulEvalAgentAdapter(Agent):
         self._actions, self._segments = _simuleval()
 
     @classmethod
-    def wrap(cls, agent_cls: type, args: argparse.Namespace) -> SimulEvalAgentAdapter:
+    def wrap(cls, agent_cls: Any, args: argparse.Namespace) -> SimulEvalAgentAdapter:
         """Build the SimulEval agent from its options (its own `from_args`) and wrap it."""
         return cls(agent_cls.from_args(args), args)
 

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.intake.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
+    from harness.images.checks import DEFAULT_MAX_IMAGE_BYTES, OK, check_submission
     from harness.text import printable
 
     if args.submission is None:
@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
             from harness.errors import HarnessError
 
             raise HarnessError("name a submission folder, or --config CONFIG to check a task config alone")
-        from harness.commands.check_config import report
+        from harness.commands.check_config import report as config_report
 
-        return report(args.config, None)
+        return config_report(args.config, None)
     if not args.submission.exists():  # nothing to check: a usage error, as in `harness validate`
         from harness.errors import HarnessError
 

@@ -25,20 +25,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave out the per-instance pages (they show hidden test sources and references)")
 
 
-def _render_module() -> ModuleType:
-    """`leaderboard.render`, also when the package is not installed (it sits next to `harness/` in the repo)."""
+def leaderboard_module(name: str = "render") -> ModuleType:
+    """`leaderboard.<name>`, also when the package is not installed (it sits next to `harness/` in the repo)."""
     try:
-        return importlib.import_module("leaderboard.render")
+        return importlib.import_module(f"leaderboard.{name}")
     except ModuleNotFoundError as exc:
-        if exc.name not in ("leaderboard", "leaderboard.render"):
+        if exc.name not in ("leaderboard", f"leaderboard.{name}"):
             raise
     root = Path(__file__).resolve().parents[2]
-    if not (root / "leaderboard" / "render.py").is_file():
+    if not (root / "leaderboard" / f"{name}.py").is_file():
         from harness.errors import HarnessError
 
         raise HarnessError("the leaderboard package is not installed (expected leaderboard/ next to harness/)")
     sys.path.insert(0, str(root))
-    return importlib.import_module("leaderboard.render")
+    return importlib.import_module(f"leaderboard.{name}")
 
 
 def _config_path(args: argparse.Namespace) -> Path | None:
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg_path = _config_path(args)
     config = load_config(cfg_path, check_files=False) if cfg_path else None
-    render = _render_module()
+    render = leaderboard_module("render")
     index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages)
     print(f"leaderboard: {pages} pages written; open {index.resolve().as_uri()}")
     return 0

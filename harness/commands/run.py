@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from harness.client.options import parse_agent
-    from harness.joint import joint_run
+    from harness.run.joint import joint_run
 
     agent = parse_agent(args)
     summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,

@@ -1,4 +1,5 @@
-"""`harness view RESULTS_OR_RUN_DIR [--port 7777]`: a live local viewer (the SimulEval paper's --visual server)."""
+"""`harness view RESULTS_OR_RUN_DIR [--port 7777]`: a live local viewer (the SimulEval paper's --visual server),
+the leaderboard's live mode (`leaderboard.live`)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import errno
 
+    from harness.commands.leaderboard import leaderboard_module
     from harness.errors import HarnessError
-    from harness.viewer import serve_view
 
     try:
-        return serve_view(args.path, args.host, args.port)
+        return int(leaderboard_module("live").serve_view(args.path, args.host, args.port))
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
             raise HarnessError(f"cannot listen on {args.host}:{args.port}: {exc.strerror} (pass another --port, "

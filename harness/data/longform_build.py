@@ -25,6 +25,8 @@ import numpy as np
 import soundfile
 import yaml
 
+from harness.jsonio import atomic_path
+
 SAMPLE_RATE = 16000
 STAMP_VERSION = 1
 LEAD_S = 0.5
@@ -40,8 +42,8 @@ def assemble(wavs: Sequence[Path], out: Path, seed: int) -> list[tuple[float, fl
     out.parent.mkdir(parents=True, exist_ok=True)
     spans: list[tuple[float, float]] = []
     position = 0
-    tmp = out.with_suffix(".part.wav")
-    with soundfile.SoundFile(str(tmp), "w", SAMPLE_RATE, 1, subtype="PCM_16") as f:
+    with atomic_path(out) as tmp, soundfile.SoundFile(str(tmp), "w", SAMPLE_RATE, 1, subtype="PCM_16",
+                                                      format="WAV") as f:
         lead = _silence(LEAD_S)
         f.write(lead)
         position += lead.size
@@ -55,7 +57,6 @@ def assemble(wavs: Sequence[Path], out: Path, seed: int) -> list[tuple[float, fl
             pause = _silence(rng.uniform(0.4, 1.2))
             f.write(pause)
             position += pause.size
-    tmp.replace(out)
     return spans
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import soundfile
 
 from harness.errors import HarnessError
+from harness.jsonio import write_json
 
 SAMPLE_RATE = 16000
 VOICE = "en-us"
@@ -92,7 +93,7 @@ def prepare_dev_speech(data: Path, force: bool = False) -> bool:
     listing.write_text("".join(n + "\n" for n in names), encoding="utf-8")
     current["dev"] = _stamp(inputs)
     current["dev_seconds"] = round(seconds, 2)
-    stamp_file.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
+    write_json(stamp_file, current, indent=2)
     return True
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.text import TextDataset, read_lines, read_references
+from harness.data.text import read_lines, read_references
 from harness.errors import HarnessError
 
 

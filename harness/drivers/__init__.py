@@ -5,6 +5,6 @@ that interface: it feeds each source segment to the participant over HTTP, colle
 through the same `Evaluation` as native clients, so delays, CA times, the run log and scores are the same.
 """
 
-from harness.drivers.base import DRIVERS, drive
+from harness.drivers.registry import DRIVERS, drive
 
 __all__ = ["DRIVERS", "drive"]

@@ -21,10 +21,7 @@ machinery (`OSError` writing the run log, `MemoryError`) stops the run as `faile
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,11 +34,12 @@ from harness.drivers.http import (
     ProbeViolation,
     wait_listening,
 )
+from harness.jsonio import write_json
 from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.server.evaluation import Evaluation
 from harness.server.session import ERROR, VIOLATION
 
-__all__ = ["DRIVERS", "Rounds", "AgentServerDriver", "drive", "write_report"]
+__all__ = ["DriverReport", "Rounds", "AgentServerDriver", "write_report"]
 
 
 class Rounds:
@@ -77,7 +75,7 @@ class Rounds:
 
 
 @dataclass
-class Report:
+class DriverReport:
     """What the driver tells the orchestrator (written to the run folder as driver.json)."""
 
     interface: str
@@ -86,10 +84,8 @@ class Report:
     instances: int = 0
 
 
-def write_report(run_dir: layout.RunDir, report: Report) -> None:
-    tmp = run_dir.driver_report.with_name(f".{run_dir.driver_report.name}.tmp")
-    tmp.write_text(json.dumps(report.__dict__) + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir.driver_report)
+def write_report(run_dir: layout.RunDir, report: DriverReport) -> None:
+    write_json(run_dir.driver_report, report.__dict__, indent=None)
 
 
 class AgentServerDriver:
@@ -111,8 +107,8 @@ class AgentServerDriver:
     def run_instance(self, index: int, deadline: float) -> None:
         raise NotImplementedError
 
-    def run(self, startup_timeout_s: float) -> Report:
-        report = Report(self.interface)
+    def run(self, startup_timeout_s: float) -> DriverReport:
+        report = DriverReport(self.interface)
         try:
             wait_listening(self.host, self.port, time.monotonic() + startup_timeout_s, self.probe)
         except ProbeViolation as exc:
@@ -146,28 +142,3 @@ class AgentServerDriver:
             report.instances += 1
         report.state = "done"
         return report
-
-
-def _drivers() -> dict[str, Callable[..., AgentServerDriver]]:
-    from harness.drivers.simuleval_agent_server import SimulEvalAgentServer
-    from harness.drivers.simulstream_http import SimulStreamHttp
-
-    return {"simuleval-agent-server": SimulEvalAgentServer, "simulstream-http": SimulStreamHttp}
-
-
-DRIVERS = ("simuleval-agent-server", "simulstream-http")
-
-
-def drive(evaluation: Evaluation, interface: str, participant: str, startup_timeout_s: float,
-          run_dir: layout.RunDir) -> Report:
-    """Drive every pending instance of `evaluation` through the participant at `participant` (HOST:PORT)."""
-    host, _, port = participant.rpartition(":")
-    driver = _drivers()[interface](evaluation, host, int(port))
-    try:
-        report = driver.run(startup_timeout_s)
-    except Exception as exc:  # noqa: BLE001 - the report is the result; the server must still stop
-        report = Report(interface, "failed", f"driver failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    finally:
-        driver.http.close()
-    write_report(run_dir, report)
-    return report

@@ -169,7 +169,7 @@ class ParticipantHttp:
         self.conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         for name, value in (("Accept-Encoding", "identity"), ("Content-Length", str(len(data))),
                             ("Host", f"{self.host}:{self.port}"),
-                            ("User-Agent", f"Python-urllib/{urllib.request.__version__}"),
+                            ("User-Agent", f"Python-urllib/{urllib.request.__version__}"),  # type: ignore[attr-defined]
                             ("Content-Type", "application/json"), ("Connection", "close")):
             self.conn.putheader(name, value)
         self.conn.endheaders(data)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from harness import layout
 from harness.errors import HarnessError
 from harness.human.agreement import krippendorff_alpha_interval, pearson, spearman
+from harness.jsonio import write_json
 
 __all__ = ["sample_sheet", "import_ratings", "summarize", "SCORES"]
 
@@ -49,10 +49,7 @@ def _records(results: Path, run: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json(path, obj, ensure_ascii=False, mkdir=True)
 
 
 def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tuple[int, int]:
@@ -184,7 +181,8 @@ def summarize(results: Path) -> dict[str, Any]:
         k = key[item]
         per_system.setdefault(f"{k['submission']}/{k['dataset']}", []).append(math.fsum(scores) / len(scores))
     rng = random.Random(12345)
-    systems = {name: {"mean": math.fsum(v) / len(v), "ci95": _bootstrap_mean(v, rng), "items": len(v)}
+    means = {name: math.fsum(v) / len(v) for name, v in per_system.items()}
+    systems = {name: {"mean": means[name], "ci95": _bootstrap_mean(v, rng), "items": len(v)}
                for name, v in sorted(per_system.items())}
     runs = {f"{r['submission']}/{r['dataset']}": r for r in _runs(results)}
     correlations: dict[str, dict[str, float | None]] = {}
@@ -192,7 +190,7 @@ def summarize(results: Path) -> dict[str, Any]:
     metrics = sorted({k for n in names for k, v in runs[n]["scores"].items()
                       if isinstance(v, dict) and isinstance(v.get("score"), (int, float))})
     for metric in metrics:
-        pairs = [(runs[n]["scores"][metric]["score"], systems[n]["mean"]) for n in names
+        pairs = [(runs[n]["scores"][metric]["score"], means[n]) for n in names
                  if isinstance(runs[n]["scores"].get(metric, {}).get("score"), (int, float))]
         if len(pairs) >= 3:
             xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]

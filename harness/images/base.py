@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import __version__
+from harness.cache import cache_dir
 from harness.errors import HarnessError
 from harness.images import wheelhouse
 
@@ -215,7 +216,7 @@ def rootfs_tarball(mirror: str | None = None, log: Path | None = None) -> Path:
     """The cached root filesystem tarball, made with debootstrap on a cache miss (a minute or two).
 
     debootstrap and tar run as root (through `sudo -n` when the harness is not root)."""
-    out = wheelhouse.cache_dir() / f"rootfs-{rootfs_key()}.tar.gz"
+    out = cache_dir() / f"rootfs-{rootfs_key()}.tar.gz"
     if out.is_file():
         return out
     if shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").is_file():
@@ -297,7 +298,7 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
     `air_gapped=None` picks air-gapped when no registry answers (or `$HARNESS_AIR_GAPPED=1`). Safe to call from
     several threads and processes at once: builds are serialized by a lock file in the cache folder.
     """
-    log = log or wheelhouse.cache_dir() / "logs" / "base-image.log"
+    log = log or cache_dir() / "logs" / "base-image.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.is_file() and log.stat().st_size > 8 * 1024**2:  # keep the shared log from growing without bound
         log.write_text("", encoding="utf-8")
@@ -336,7 +337,7 @@ def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mod
 
 @contextmanager
 def _build_lock() -> Iterator[None]:
-    path = wheelhouse.cache_dir() / "base-image.lock"
+    path = cache_dir() / "base-image.lock"
     with _thread_lock, path.open("a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:

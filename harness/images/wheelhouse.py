@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache import cache_dir
 from harness.errors import HarnessError
 
 #: Python of the base image (Debian bookworm's python3, and python:3.11-slim-bookworm).
@@ -49,13 +50,6 @@ class Wheelhouse:
     def digest(self) -> str:
         """Identifies everything installed in the image: the harness source and the dependency set."""
         return hashlib.sha256(f"{self.source_digest}|{self.deps_dir.name}".encode()).hexdigest()
-
-
-def cache_dir() -> Path:
-    """The host-side cache folder (`$HARNESS_CACHE`, else `~/.cache/harness`), created if needed."""
-    d = Path(os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "harness")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def project_root() -> Path:

@@ -11,6 +11,7 @@ Ids must be unique across the batch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def _list_file(path: Path) -> list[SubmissionRef]:
     return refs
 
 
-def discover(entries: list[str | Path]) -> list[SubmissionRef]:
+def discover(entries: Sequence[str | Path]) -> list[SubmissionRef]:
     """The submissions named by `entries` (see the module docstring), in order; HarnessError naming the entry at
     fault for a path that is none of the kinds, or an id used twice."""
     refs: list[SubmissionRef] = []

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.errors import SubmissionError
 from harness.fields import not_one_of, unknown_field
+from harness.yamlio import read_yaml
 
 __all__ = ["BuildSpec", "Submission", "load_submission"]
 
@@ -78,18 +77,7 @@ def load_submission(path: str | Path) -> Submission:
     yml = folder / SUBMISSION_FILE
     if not folder.is_dir():
         raise SubmissionError(f"{folder}: submission folder not found")
-    try:
-        text = yml.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SubmissionError(f"{yml}: file not found (every submission needs a {SUBMISSION_FILE})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SubmissionError(f"{yml}: cannot read: {exc}") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise SubmissionError(f"{yml}:{line} invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    raw = read_yaml(yml, SubmissionError, missing=f"file not found (every submission needs a {SUBMISSION_FILE})")
     return _parse(yml, folder.resolve(), raw)
 
 

@@ -98,7 +98,7 @@ def corpus_anticipation(per_pair: Sequence[float | None]) -> float | None:
 
 
 def _cache_dir() -> Path:
-    from harness.images.wheelhouse import cache_dir
+    from harness.cache import cache_dir
 
     return cache_dir() / "alignments"
 

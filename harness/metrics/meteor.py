@@ -36,7 +36,7 @@ _CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 
 
 def _cache_root() -> Path:
-    from harness.images.wheelhouse import cache_dir
+    from harness.cache import cache_dir
 
     return cache_dir() / "wordnet"
 
@@ -86,7 +86,7 @@ def wordnet() -> Any:
         nltk.data.path.append(str(root))  # nltk reads corpora only below its data path
     import warnings
 
-    class DebianWordNet(WordNetCorpusReader):  # type: ignore[misc]
+    class DebianWordNet(WordNetCorpusReader):
         """No map to nltk's own WordNet 3.0 (for the Open Multilingual Wordnet, unused here): nltk builds it from
         its downloadable corpus whenever the data is not that corpus, and this one is Debian's copy of 3.0."""
 

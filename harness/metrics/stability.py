@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from harness.units import split_units
+from harness.units import common_prefix as _common_prefix
+from harness.units import final_token_delays, split_units
 
 __all__ = ["tokens", "normalized_erasure", "corpus_normalized_erasure", "final_token_delays"]
 
@@ -18,14 +19,6 @@ __all__ = ["tokens", "normalized_erasure", "corpus_normalized_erasure", "final_t
 def tokens(text: str, unit: str = "word") -> list[str]:
     """Target tokens of `text` (`harness.units.split_units`)."""
     return split_units(text, unit)
-
-
-def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
 
 
 def normalized_erasure(revisions: Sequence[str], unit: str = "word") -> tuple[int, int]:
@@ -51,28 +44,3 @@ def corpus_normalized_erasure(instances: Iterable[Sequence[str]], unit: str = "w
         erased += e
         final += f
     return erased / final if final else None
-
-
-def final_token_delays(revisions: Sequence[tuple[float, str]], unit: str = "word") -> list[float]:
-    """Delay of each token of the final hypothesis.
-
-    `revisions` are (delay, full hypothesis text) in order. Token j gets the delay of the first revision i such
-    that every revision from i on starts with the final hypothesis' tokens 0..j. Works the same for elapsed times.
-    """
-    if not revisions:
-        return []
-    toks = [tokens(text, unit) for _, text in revisions]
-    final = toks[-1]
-    # stable[i] = min over revisions r >= i of the common prefix of r with the final hypothesis
-    stable = [0] * len(toks)
-    running = len(final)
-    for i in range(len(toks) - 1, -1, -1):
-        running = min(running, _common_prefix(toks[i], final))
-        stable[i] = running
-    out: list[float] = []
-    i = 0
-    for j in range(len(final)):
-        while stable[i] < j + 1:  # stable is non-decreasing and stable[-1] == len(final): always terminates
-            i += 1
-        out.append(revisions[i][0])
-    return out

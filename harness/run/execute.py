@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from harness import layout
+from harness.jsonio import read_json_or_none
 from harness.run import failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.run.tail import last_lines, log_tail
@@ -98,14 +99,8 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
 
 def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult,
             statuses: dict[int, str]) -> failures.Outcome:
-    import json
 
-    report = None
-    if run_dir.driver_report.is_file():
-        try:
-            report = json.loads(run_dir.driver_report.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            report = None
+    report = read_json_or_none(run_dir.driver_report)
     # the server still runs: the participant ended by itself (the harness stops it only after the driver)
     exited = result.exit_code if backend.server_exit() is None else None
     # ... unless our own timeout killed it: that is a `timeout` (see `failures.driven_outcome`)

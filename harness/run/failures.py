@@ -16,18 +16,20 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-OK = "ok"
-PARTIAL = "partial"
-INVALID_SUBMISSION = "invalid_submission"
-BUILD_ERROR = "build_error"
-CRASH = "crash"
-OOM = "oom"
-TIMEOUT = "timeout"
-PROTOCOL_VIOLATION = "protocol_violation"
-INFRA_ERROR = "infra_error"
+from harness.status import FAILURES as FAILURES  # re-exported: callers spell failures.FAILURES
+from harness.status import RunStatus
 
-FAILURES: tuple[str, ...] = (INVALID_SUBMISSION, BUILD_ERROR, CRASH, OOM, TIMEOUT, PROTOCOL_VIOLATION, INFRA_ERROR)
-STATUSES: tuple[str, ...] = (OK, PARTIAL, *FAILURES)
+OK = RunStatus.OK
+PARTIAL = RunStatus.PARTIAL
+INVALID_SUBMISSION = RunStatus.INVALID_SUBMISSION
+BUILD_ERROR = RunStatus.BUILD_ERROR
+CRASH = RunStatus.CRASH
+OOM = RunStatus.OOM
+TIMEOUT = RunStatus.TIMEOUT
+PROTOCOL_VIOLATION = RunStatus.PROTOCOL_VIOLATION
+INFRA_ERROR = RunStatus.INFRA_ERROR
+
+STATUSES: tuple[str, ...] = tuple(RunStatus)
 RETRYABLE: frozenset[str] = frozenset({INFRA_ERROR})
 MAX_RETRIES = 1
 

@@ -4,12 +4,14 @@ folder, so its command should use paths relative to the image's WORKDIR."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 from harness import layout
 from harness.run import failures
@@ -31,7 +33,7 @@ def free_port() -> int:
 
 def _pump(proc: subprocess.Popen[bytes], path: Path, max_bytes: int) -> LogPump:
     assert proc.stdout is not None
-    out = proc.stdout
+    out = cast(io.BufferedReader, proc.stdout)  # unbuffered pipes of Popen are BufferedReaders
     pump = LogPump(lambda: iter(lambda: out.read1(65536), b""), path, max_bytes, drain=True)
     pump.start()
     return pump

@@ -8,10 +8,12 @@ Both readers follow one rule for a torn last line (`harness.runlog.torn`).
 
 from harness.runlog.live import LogScan, read_failures, read_records, read_statuses, scan
 from harness.runlog.reader import RunLog, read_instances, record_latency_unit, resolve_log_path, validate_record
+from harness.runlog.record import InstanceRecord
 from harness.runlog.torn import is_torn_tail
 from harness.runlog.writer import LogWriter
 
 __all__ = [
+    "InstanceRecord",
     "LogScan",
     "LogWriter",
     "RunLog",

@@ -19,12 +19,11 @@ from typing import Any, BinaryIO
 
 from harness import layout
 from harness.errors import LogFormatError
+from harness.runlog.record import DELAY_TOLERANCE, LATENCY_UNITS, REQUIRED_FIELDS
 from harness.runlog.torn import is_torn_tail
 
 __all__ = ["RunLog", "read_instances", "resolve_log_path", "validate_record", "record_latency_unit"]
 
-LATENCY_UNITS = ("word", "char", "ms")
-DELAY_TOLERANCE = 1e-6  # relative slack for delays at the very end of the source (float ms)
 _FLAT_LINE = re.compile(r"^([A-Za-z_][\w-]*):\s+([A-Za-z_][\w-]*)\s*$")  # e.g. "source_type: text"
 
 
@@ -58,12 +57,9 @@ def _read_config(log_path: Path) -> dict[str, Any]:
     flat = [_FLAT_LINE.match(line) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if all(flat):
         return {m.group(1): m.group(2) for m in flat if m}
-    import yaml
+    from harness.yamlio import parse_yaml
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise LogFormatError(f"{cfg}: unreadable YAML ({str(exc).splitlines()[0]})") from None
+    data = parse_yaml(text, cfg, LogFormatError)
     return data if isinstance(data, dict) else {}
 
 
@@ -89,7 +85,7 @@ def validate_record(rec: Any, where: str) -> str | None:
     """None if `rec` is a valid instance record, else the reason (one line); `where` is only for messages."""
     if not isinstance(rec, dict):
         return "not a JSON object"
-    for key in ("index", "prediction", "delays", "source_length"):
+    for key in REQUIRED_FIELDS:
         if key not in rec:
             return f"missing field {key!r}"
     if not isinstance(rec["index"], int) or isinstance(rec["index"], bool) or rec["index"] < 0:
@@ -150,7 +146,7 @@ def _parse_fast(raw: bytes, allow_torn: bool) -> list[Any] | None:
             return None
         lines.pop()
     lines = [s for s in (line.strip(" \t\r") for line in lines) if s]
-    scan = make_scanner(json.JSONDecoder())
+    scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types the C scanner as its own argument
     try:
         parsed = list(map(scan, lines, repeat(0, len(lines))))
     except (StopIteration, ValueError, RecursionError):
@@ -168,12 +164,10 @@ def _all_valid(recs: list[Any]) -> bool:
     if not recs or set(map(type, recs)) != {dict}:
         return False
     try:
-        index = list(map(itemgetter("index"), recs))
-        preds = list(map(itemgetter("prediction"), recs))
-        delays = list(map(itemgetter("delays"), recs))
-        src = list(map(itemgetter("source_length"), recs))
+        columns = {key: list(map(itemgetter(key), recs)) for key in REQUIRED_FIELDS}
     except KeyError:
         return False
+    index, preds, delays, src = (columns[k] for k in ("index", "prediction", "delays", "source_length"))
     if set(map(type, index)) != {int} or min(index) < 0 or len(set(index)) != len(index):
         return False
     if set(map(type, preds)) != {str} or set(map(type, delays)) != {list}:

@@ -12,5 +12,7 @@ from __future__ import annotations
 
 def is_torn_tail(tail: bytes | str) -> bool:
     """True if `tail`, the bytes after the last newline of a log, is an interrupted write of one record."""
-    stripped = tail.lstrip(b" \t\r" if isinstance(tail, bytes) else " \t\r")
-    return bool(stripped) and stripped[:1] in (b"{", "{")
+    if isinstance(tail, bytes):
+        stripped_bytes = tail.lstrip(b" \t\r")
+        return stripped_bytes[:1] == b"{"
+    return tail.lstrip(" \t\r")[:1] == "{"

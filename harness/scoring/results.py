@@ -28,10 +28,9 @@ from harness.scoring.files import write_instance_scores, write_json
 from harness.scoring.longform import is_longform_log, sentence_scores
 from harness.scoring.options import track_scoring_options
 from harness.scoring.references import reference_sets_of
+from harness.status import SCORED_STATUSES
 
 __all__ = ["score_results", "best_run", "SCORED_STATUSES"]
-
-SCORED_STATUSES = ("ok", "partial")
 
 
 @dataclass

@@ -116,7 +116,10 @@ def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = F
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         if exit_when_done:
-            evaluation.on_done.append(lambda: loop.call_soon_threadsafe(stop.set))
+            def done() -> None:
+                loop.call_soon_threadsafe(stop.set)
+
+            evaluation.on_done.append(done)
             if evaluation.is_done():
                 stop.set()
 

@@ -207,6 +207,7 @@ class StreamHandler(EvaluationMixin, tornado.websocket.WebSocketHandler):
             if len(message) > self.max_body:
                 raise ProtocolError(f"message of {len(message)} characters exceeds the cap of {self.max_body}", 413)
             index, req = parse_step(decode_json(message), with_index=True)
+            assert index is not None  # with_index: parse_step raises without one
             session = ev.begin(index, req, t_arrive)
             response = ev.apply(session, req)
         except ProtocolError as exc:

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 
 from harness.protocol import ProtocolError, StepRequest, StepResponse
-from harness.units import join_units, split_units
+from harness.status import InstanceStatus
+from harness.units import final_token_delays, join_units, split_units
 
-OPEN, OK, TIMEOUT, ERROR, VIOLATION = "open", "ok", "timeout", "error", "protocol_violation"
+OPEN, OK, TIMEOUT, ERROR = InstanceStatus.OPEN, InstanceStatus.OK, InstanceStatus.TIMEOUT, InstanceStatus.ERROR
+VIOLATION = InstanceStatus.PROTOCOL_VIOLATION
 MAX_PAST_END_READS = 10_000  # reads after the end of the source before the instance is ended as a violation
 REVISION_BUDGET = 50  # all revisions of one instance together: at most this many times the hypothesis cap
 
@@ -105,7 +107,7 @@ class Session:
         self.truncated = False
         self.source = source
         self.target_unit = target_unit
-        self.status = OPEN
+        self.status: str = OPEN
         self.finished = False
         self.error: str | None = None
         self.created = now
@@ -281,9 +283,7 @@ class Session:
 
 
 def final_delays(revisions: list[dict[str, Any]], unit: str) -> tuple[list[float], list[float]]:
-    """Delays and elapsed times of the tokens of the final revision (harness.metrics.stability)."""
-    from harness.metrics.stability import final_token_delays
-
+    """Delays and elapsed times of the tokens of the final revision (`harness.units.final_token_delays`)."""
     delays = final_token_delays([(r["delay"], r["text"]) for r in revisions], unit)
     elapsed = final_token_delays([(r["elapsed"], r["text"]) for r in revisions], unit)
     return delays, elapsed

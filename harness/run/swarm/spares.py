@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from harness.run import network
-from harness.run.swarm_settle import remove_network
+from harness.run.swarm.settle import remove_network
 
 PLACEHOLDER_COMMAND = ["sleep", "86400"]
 

@@ -4,18 +4,18 @@ The SimulEval paper's `simuleval server --visual --log-dir` (port 7777), which i
 
 - a **results folder** (it has summary.json) is served as the leaderboard site, rendered into a private folder and
   rendered again only when summary.json or a run log changed (checked at most every `RECHECK_S`), not per request;
-- a **run folder** (an instances.log, the harness's or SimulEval's) is served as an index of its instances and one
-  decoding-timeline page per instance. The index shows the run's state — `running` (fewer instances than the run
-  expects and its log grew lately), `finished`, or `stopped` — and a small script polls `/status.json` and reloads
-  the page when a new instance lands. Instance pages are rendered once per instance (a logged instance never
-  changes) and kept.
+- a **run folder** (an instances.log, the harness's or SimulEval's) is served on the leaderboard's own templates: an
+  index of its instances with each one's state and, once the run is scored, its per-instance scores; and each
+  instance on the leaderboard's instance page (source, references, timeline with its legend and slider, writes),
+  with the run's state added. The state is `running` (fewer instances than the run expects and its log grew
+  lately), `finished`, or `stopped`; while running, `/live.js` polls `/status.json` and reloads the index when an
+  instance lands. An instance page is kept once rendered after the run stopped running.
 
 It binds 127.0.0.1 unless `--host` says otherwise, answers GET only, and a path outside the folder is a 404.
 """
 
 from __future__ import annotations
 
-import html
 import shutil
 import tempfile
 import threading
@@ -25,34 +25,51 @@ from typing import Any
 
 import tornado.web
 
-from harness import layout
+from harness import __version__, layout
 from harness.errors import HarnessError
+from harness.jsonio import read_json_or_none
+from harness.runlog.live import scan
+from harness.runmeta import read_run_meta
+from leaderboard.metrics_info import Catalog
+from leaderboard.model import read_jsonl
+from leaderboard.render import STATIC, environment, instance_page, render_site
 
 __all__ = ["make_app", "serve_view", "RECHECK_S", "RUNNING_WINDOW_S"]
 
 RECHECK_S = 1.0
 RUNNING_WINDOW_S = 120.0  # a log that grew within this is a run still going
 
-_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="/static/style.css">
-</head><body><main>{body}</main>{script}</body></html>"""
-
-_POLL = """<script>
-(function () {{
-  var seen = {count};
-  function poll() {{
-    fetch("/status.json", {{cache: "no-store"}}).then(function (r) {{ return r.json(); }}).then(function (s) {{
-      if (s.instances !== seen) {{ location.reload(); return; }}
-      if (s.state === "running") {{ setTimeout(poll, 1000); }}
-    }}).catch(function () {{ setTimeout(poll, 2000); }});
-  }}
+#: served as /live.js: reloads the run's index when an instance lands or the run stops running
+POLL_JS = """(function () {
+  var el = document.getElementById("run-state");
+  if (!el || el.dataset.state !== "running") { return; }
+  var seen = Number(el.dataset.instances);
+  function poll() {
+    fetch("/status.json", {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (s) {
+      if (s.instances !== seen || s.state !== "running") { location.reload(); return; }
+      setTimeout(poll, 1000);
+    }).catch(function () { setTimeout(poll, 2000); });
+  }
   setTimeout(poll, 1000);
-}})();
-</script>"""
+})();
+"""
+
+
+class _Label:
+    """What the leaderboard's page frame names (a board's track, a run's team and system), for a bare run folder."""
+
+    def __init__(self, name: str, meta: dict[str, Any]) -> None:
+        self.track = str(meta.get("track") or "")
+        self.slug = ""
+        self.config = None
+        self.team = str(meta.get("submission") or name)
+        self.system = ""
+        self.submission = self.team
 
 
 class RunFolder:
-    """One run folder as the viewer shows it: records read tolerantly, instance pages cached."""
+    """One run folder as the viewer shows it, on the leaderboard's templates: records read tolerantly, instance
+    pages rendered once per instance (a logged instance never changes) and kept."""
 
     def __init__(self, path: Path) -> None:
         self.run = layout.RunDir(path)
@@ -60,9 +77,6 @@ class RunFolder:
         self.lock = threading.Lock()
 
     def status(self) -> dict[str, Any]:
-        from harness.runlog.live import scan
-        from harness.runmeta import read_run_meta
-
         found = scan(self.run.instances_log)
         expected = read_run_meta(self.run).get("expected_instances") if self.run.run_meta.exists() else None
         log = self.run.instances_log
@@ -77,51 +91,53 @@ class RunFolder:
         return {"instances": len(found.statuses), "expected": expected, "state": state}
 
     def records(self) -> dict[int, dict[str, Any]]:
-        from harness.runlog.live import scan
-
         return scan(self.run.instances_log, keep_records=True).records
 
+    def instance_scores(self) -> dict[int, dict[str, Any]]:
+        """Per-instance metrics by index, once the run is scored ({} before)."""
+        rows = read_jsonl(self.run.instance_scores, "per-instance scores")
+        return {r["index"]: {k: v for k, v in r.items() if k != "index"} for r in rows
+                if isinstance(r.get("index"), int)}
+
+    def _render(self, template: str, root: str, **ctx: Any) -> str:
+        scores = read_json_or_none(self.run.scores)
+        env = environment(Catalog([scores] if isinstance(scores, dict) else []))
+        meta = read_run_meta(self.run) if self.run.run_meta.exists() else {}
+        return env.get_template(template).render(
+            root=root, task=str(meta.get("task") or self.run.path.name), summary={"config_sha256": None},
+            boards=[], harness_version=__version__, generated_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            **ctx)
+
     def index_html(self) -> str:
-        st = self.status()
         recs = self.records()
-        rows = "".join(
-            f'<tr class="instance"><td class="num"><a href="/instances/{i}.html">{i}</a></td>'
-            f"<td>{html.escape(str(r.get('status', 'ok')))}</td>"
-            f"<td>{html.escape(str(r.get('prediction', ''))[:200])}</td></tr>"
-            for i, r in sorted(recs.items()))
-        of = f" of {st['expected']}" if st["expected"] is not None else ""
-        body = (f'<h1>Run {html.escape(self.run.path.name)}</h1>'
-                f'<p class="run-state state-{st["state"]}" id="run-state"><strong>{st["state"]}</strong>: '
-                f'{st["instances"]}{of} instances logged</p>'
-                f'<table class="instances"><thead><tr><th>#</th><th>status</th><th>hypothesis</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table>")
-        script = _POLL.format(count=st["instances"]) if st["state"] == "running" else ""
-        return _PAGE.format(title=f"Run {html.escape(self.run.path.name)}", body=body, script=script)
+        scores = self.instance_scores()
+        columns = list(dict.fromkeys(k for row in scores.values() for k in row
+                                     if not isinstance(row[k], (dict, list))))
+        return self._render("live_run.html", "", name=self.run.path.name, live=self.status(), columns=columns,
+                            rows=[(recs[i], scores.get(i)) for i in sorted(recs)])
 
     def instance_html(self, index: int) -> str | None:
         with self.lock:
             if index in self.pages:
                 return self.pages[index]
-        rec = self.records().get(index)
+        recs = self.records()
+        rec = recs.get(index)
         if rec is None:
             return None
-        from markupsafe import Markup
-
-        from leaderboard import views
-        from leaderboard.plots import timeline_svg
-
         unit = str(rec.get("latency_unit") or "word")
-        view = views.timeline(rec, unit, isinstance(rec.get("source"), list) or unit == "ms")
-        svg = Markup(timeline_svg(view))
-        words = " ".join(f"{html.escape(w)}" for w in view["target_words"])
-        body = (f'<p><a href="/">← run</a></p><h1>Instance {index}</h1>'
-                f"<p>Status: {html.escape(str(rec.get('status', 'ok')))}</p>"
-                f'<h2>Hypothesis</h2><p class="hypothesis" id="final-hypothesis">{words}</p>'
-                f"<h2>Decoding timeline</h2>{svg}")
-        page = _PAGE.format(title=f"Instance {index}", body=body, script="")
-        with self.lock:
-            self.pages[index] = page
-        return page
+        page, ctx = instance_page(rec, self.instance_scores().get(index), unit,
+                                  isinstance(rec.get("source"), list) or unit == "ms")
+        order = sorted(recs)
+        at = order.index(index)
+        label = _Label(self.run.path.name, read_run_meta(self.run) if self.run.run_meta.exists() else {})
+        live = self.status()
+        html = self._render("live_page.html", "../", page=page, board=label, run=label, live=live,
+                            prev_i=order[at - 1] if at > 0 else None,
+                            next_i=order[at + 1] if at + 1 < len(order) else None, **ctx)
+        if live["state"] != "running":  # while the run goes on, the page's state and pager still change
+            with self.lock:
+                self.pages[index] = html
+        return html
 
 
 class ResultsSite:
@@ -146,8 +162,6 @@ class ResultsSite:
                 self.checked = now
                 stamp = self._stamp()
                 if stamp != self.stamp:
-                    from leaderboard.render import render_site
-
                     out = self.site / f"r{self.renders}"
                     render_site(self.path, out)
                     old = self.site / f"r{self.renders - 1}"
@@ -191,9 +205,10 @@ class RunHandler(_Base):
             self.write(self.folder.index_html())
         elif rel == "status.json":
             self.write(self.folder.status())
+        elif rel == "live.js":
+            self.set_header("Content-Type", "application/javascript")
+            self.write(POLL_JS)
         elif rel.startswith("static/"):
-            from leaderboard.render import STATIC
-
             self._file(_inside(STATIC, rel.removeprefix("static/")))
         elif rel.startswith("instances/") and rel.endswith(".html") and rel[10:-5].isdigit():
             page = self.folder.instance_html(int(rel[10:-5]))

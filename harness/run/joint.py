@@ -16,7 +16,7 @@ from typing import Any
 from harness.client.agent import Agent
 from harness.client.connection import Connection, InProcessConnection, connect
 from harness.client.options import select_instances
-from harness.client.runner import Limits, RunSummary, agent_info_check, client_exit_code, run_instances
+from harness.client.runner import AgentTimeouts, RunSummary, agent_info_check, client_exit_code, run_instances
 from harness.server.app import run_server
 from harness.server.evaluation import Evaluation, open_evaluation
 
@@ -72,7 +72,7 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite,
                                  system=system)
-    limits = Limits(evaluation.limits.instance_timeout_s, evaluation.limits.idle_timeout_s)
+    limits = AgentTimeouts(evaluation.limits.instance_timeout_s, evaluation.limits.idle_timeout_s)
     try:
         info = evaluation.info()
         agent_info_check(agent, info)
@@ -98,7 +98,6 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
                                        failed=failed)
     finally:
         evaluation.close()
-    track = evaluation.track
     from harness.scoring.options import track_scoring_options
 
-    return summary, write_scores(evaluation.writer.path, options=track_scoring_options(track))
+    return summary, write_scores(evaluation.writer.path, options=track_scoring_options(evaluation.track))

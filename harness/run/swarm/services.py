@@ -3,7 +3,7 @@
 Two services per run, each one replica that is never restarted, on the run's internal overlay network with DNS
 round-robin endpoints (`dnsrr`: this needs no IPVS in the kernel). The server is pinned to the data node (the node
 label the organizer names, default the manager) and joins under the alias `server`; the participant goes to any
-other node with room, pinned to the node of its GPUs when the task config asks for GPUs (`swarm_gpus`).
+other node with room, pinned to the node of its GPUs when the task config asks for GPUs (`swarm.gpus`).
 
 What Swarm cannot apply (Engine API 1.41, Docker 20.10 as Debian ships it) and what stands in for it is listed in
 `SWARM_GAPS`; the manifest records the flags read back from the container that ran, never the request.

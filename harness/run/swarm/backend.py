@@ -1,13 +1,13 @@
 """The Swarm backend of `execute_run`: a run as two services on a Docker Swarm (`--backend swarm`).
 
 The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (only the harness
-attaches to it: its services and, for a warm network made ahead by `swarm_spares`, an inert placeholder), the
-server service pinned to the data node (`swarm_services`), the health probe run inside the server's container, and
+attaches to it: its services and, for a warm network made ahead by `swarm.spares`, an inert placeholder), the
+server service pinned to the data node (`swarm.services`), the health probe run inside the server's container, and
 the participant service; its task's exit code is the run's. When the participant's image has python3 its service
 is created with the server's and its command waits behind the start gate (`gate`), so that placing and starting
 it on a worker overlaps the server's start; its own code still starts only once the server is healthy and alone
 on the network. Images reach other nodes through the organizer's
-registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm_registry`); a single-node
+registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm.registry`); a single-node
 swarm needs none.
 
 Faults: a task the swarm rejects, fails to start or loses (node down, no node with the resources asked) is an
@@ -38,11 +38,11 @@ from harness.run.sandbox import (
     server_user,
 )
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
-from harness.run.swarm_gpus import POOL, GpuGrant, advertised_gpus
-from harness.run.swarm_registry import pinned_image
-from harness.run.swarm_services import SWARM_GAPS, participant_service, server_service
-from harness.run.swarm_settle import remove_network
-from harness.run.swarm_spares import SPARES, Spare
+from harness.run.swarm.gpus import POOL, GpuGrant, advertised_gpus
+from harness.run.swarm.registry import pinned_image
+from harness.run.swarm.services import SWARM_GAPS, participant_service, server_service
+from harness.run.swarm.settle import remove_network
+from harness.run.swarm.spares import SPARES, Spare
 from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
@@ -423,7 +423,7 @@ def _hostname(api: Any, node_id: str | None) -> str | None:
 def remove_services(api: Any, services: list[str], net_id: str | None, budget_s: float = 30.0,
                     settle: bool = True) -> None:
     """Remove a run's services, wait (bounded) until this node holds none of their containers, then remove the
-    network and wait until the engine dropped its local copy (`settle=False`: `swarm_settle` waits for that in the
+    network and wait until the engine dropped its local copy (`settle=False`: `swarm.settle` waits for that in the
     background); errors are ignored, leftovers are caught by the next start's `remove_resources`."""
     for sid in services:
         try:

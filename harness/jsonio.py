@@ -1,0 +1,72 @@
+"""One reader and one writer of the harness's JSON files; every file is written atomically.
+
+A writer puts the whole text into a temporary file beside the target and renames it over the target, so a
+reader (the live viewer, a resumed run, another thread) never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+__all__ = ["atomic_path", "write_text_atomic", "write_json", "read_json", "read_json_or_none"]
+
+
+def _temporary(target: Path) -> Path:
+    """A hidden name beside `target`, unique per process and thread."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+
+@contextmanager
+def atomic_path(target: Path) -> Iterator[Path]:
+    """A temporary path to write in full; on leaving the block it replaces `target` (removed on an error)."""
+    tmp = _temporary(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(target: Path, text: str, *, mkdir: bool = False) -> Path:
+    """Write `text` (UTF-8) to `target` atomically; with `mkdir`, create its folder first. Returns `target`."""
+    if mkdir:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return target
+
+
+def write_json(target: Path, obj: Any, *, indent: int | None = 1, sort_keys: bool = False,
+               ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None,
+               mkdir: bool = False) -> Path:
+    """Write `obj` as JSON and a newline to `target`, atomically (the keywords are json.dumps's). Returns it."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, default=default)
+    return write_text_atomic(target, text + "\n", mkdir=mkdir)
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    """Parse a JSON file; a missing, unreadable or broken one is a one-line HarnessError naming the file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read {what}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{path}: line {exc.lineno}: {what} is not valid JSON: {exc.msg}") from None
+
+
+def read_json_or_none(path: Path) -> Any | None:
+    """The parsed content of a JSON file, or None when it is missing, unreadable or broken."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

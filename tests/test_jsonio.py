@@ -1,0 +1,70 @@
+"""harness.jsonio: the one JSON reader/writer, and its atomic write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.jsonio import atomic_path, read_json, read_json_or_none, write_json, write_text_atomic
+
+
+def test_write_json_keeps_json_dumps_bytes(tmp_path: Path) -> None:
+    obj = {"b": "é", "a": [1, 2]}
+    out = write_json(tmp_path / "sub" / "x.json", obj, ensure_ascii=False, sort_keys=True, mkdir=True)
+    assert out.read_text(encoding="utf-8") == json.dumps(obj, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    write_json(out, obj, indent=None)
+    assert out.read_text(encoding="utf-8") == json.dumps(obj) + "\n"
+    assert [p.name for p in out.parent.iterdir()] == ["x.json"]  # no temporary file left behind
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "x.json"
+    write_json(target, {"old": True})
+    with pytest.raises(TypeError):
+        write_json(target, {"bad": object()})
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half", encoding="utf-8")
+        raise RuntimeError("interrupted")
+    assert read_json(target) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_the_target_changes_only_when_the_write_is_whole(tmp_path: Path) -> None:
+    target = write_text_atomic(tmp_path / "t.txt", "old\n")
+    with atomic_path(target) as tmp:
+        tmp.write_text("new\n", encoding="utf-8")
+        assert target.read_text(encoding="utf-8") == "old\n"
+    assert target.read_text(encoding="utf-8") == "new\n"
+
+
+def test_read_json_errors_name_the_file_in_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "s.json"
+    broken.write_text('{"a": 1,\n', encoding="utf-8")
+    for path, words in ((broken, "line 2: scores is not valid JSON"), (tmp_path / "none.json", "scores not found")):
+        with pytest.raises(HarnessError) as info:
+            read_json(path, "scores")
+        assert str(info.value) == f"{path}: {words}" or str(info.value).startswith(f"{path}: {words}")
+        assert "\n" not in str(info.value)
+        assert read_json_or_none(path) is None
+
+
+def test_a_long_form_talk_is_assembled_through_the_atomic_writer(tmp_path: Path) -> None:
+    import numpy as np
+    import soundfile
+
+    from harness.data.longform_build import SAMPLE_RATE, assemble
+
+    wavs = []
+    for n in (1, 2):
+        wav = tmp_path / f"{n}.wav"
+        soundfile.write(str(wav), np.full(SAMPLE_RATE * n // 10, n, dtype=np.int16), SAMPLE_RATE, subtype="PCM_16")
+        wavs.append(wav)
+    out = tmp_path / "talk" / "talk.wav"
+    spans = assemble(wavs, out, seed=1)
+    samples, rate = soundfile.read(str(out), dtype="int16")
+    assert rate == SAMPLE_RATE and [round(d, 1) for _, d in spans] == [0.1, 0.2]
+    assert int((samples == 2).sum()) == SAMPLE_RATE * 2 // 10
+    assert [p.name for p in out.parent.iterdir()] == ["talk.wav"]  # no temporary left
