@@ -295,10 +295,8 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, lon
     return Dataset(name=name, source=source, references=refs, source_text=source_text, **extra)
 
 
-def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
-    m = r.mapping(raw, where, _TRACK_FIELDS)
-    name = r.get(m, "name", where, str)
-    modality = r.choice(m, "modality", where, MODALITIES)
+def _segmentation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> tuple[str, str, str]:
+    """(segmentation, resegmentation, longform_end) of a track; the last two only for long-form tracks."""
     segmentation = r.choice(m, "segmentation", where, SEGMENTATIONS, "shortform")
     longform = segmentation == "longform"
     if longform and modality != "speech":
@@ -309,14 +307,10 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     longform_end = r.choice(m, "longform_end", where, LONGFORM_ENDS, "reference")
     if "longform_end" in m and not longform:
         raise r.fail(f"{where}.longform_end", "only long-form tracks (segmentation: longform) have recordings")
-    latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
-    default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
-    quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
-    latency = r.names(m, "latency", where, latency_names,
-                      [n for n in latency_names if n in (LATENCY_METRICS + LONGFORM_LATENCY_METRICS)])
-    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
-    pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
-    pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
+    return segmentation, resegmentation, longform_end
+
+
+def _regimes(r: _Reader, m: dict[str, Any], where: str) -> list[Regime]:
     regimes: list[Regime] = []
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
         rw = f"{where}.regimes[{i}]"
@@ -326,6 +320,10 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
             r.collect(r.fail(f"{rw}.name", f"duplicate regime name {regime.name!r}"))
             continue
         regimes.append(regime)
+    return regimes
+
+
+def _datasets(r: _Reader, m: dict[str, Any], where: str, check_files: bool, longform: bool) -> dict[str, Dataset]:
     ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
     datasets: dict[str, Dataset] = {}
     for k, v in ds_raw.items():
@@ -333,6 +331,25 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
             datasets[str(k)] = _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files, longform)
         except ConfigError as exc:
             r.collect(exc)
+    return datasets
+
+
+def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
+    m = r.mapping(raw, where, _TRACK_FIELDS)
+    name = r.get(m, "name", where, str)
+    modality = r.choice(m, "modality", where, MODALITIES)
+    segmentation, resegmentation, longform_end = _segmentation(r, m, where, modality)
+    longform = segmentation == "longform"
+    latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
+    default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
+    quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
+    latency = r.names(m, "latency", where, latency_names,
+                      [n for n in latency_names if n in (LATENCY_METRICS + LONGFORM_LATENCY_METRICS)])
+    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
+    pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
+    pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
+    regimes = _regimes(r, m, where)
+    datasets = _datasets(r, m, where, check_files, longform)
     default_seg = 320 if modality == "speech" else 1
     segment_size = r.get(m, "segment_size", where, int, default_seg)
     if segment_size <= 0:

@@ -304,3 +304,34 @@ def test_the_layer_rules_see_what_they_forbid() -> None:
     relative = _imported("harness.batch.job", False, ast.parse("from .evaluate import X\n"), known)
     circle = {"harness.batch.job": relative, "harness.batch.evaluate": {"harness.batch.job"}}
     assert _circles(circle) == [["harness.batch.evaluate", "harness.batch.job"]]
+
+
+# ------------------------------------------------------------------------------------------------ small functions
+MAX_COMPLEXITY = 20  # radon's rank C at most: rank D (21+) is code a reader cannot hold in their head
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_is_too_complex_or_too_long() -> None:
+    from radon.complexity import cc_visit
+
+    offenders = []
+    for path in sorted((REPO / "harness").rglob("*.py")):
+        code = path.read_text(encoding="utf-8")
+        for block in cc_visit(code):
+            # functions, and the methods of classes (a class is not a function: its length is its methods')
+            items = block.methods if hasattr(block, "methods") else [block]
+            for item in items:
+                lines = item.endline - item.lineno + 1
+                if item.complexity > MAX_COMPLEXITY or lines > MAX_FUNCTION_LINES:
+                    offenders.append(f"{path.relative_to(REPO)}:{item.lineno}: {item.name} "
+                                     f"(complexity {item.complexity}, {lines} lines)")
+    assert not offenders, "split these into named steps:\n" + "\n".join(offenders)
+
+
+def test_the_size_rule_sees_a_long_tangled_function() -> None:
+    """So that a pass above is not an empty search."""
+    from radon.complexity import cc_visit
+
+    body = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(25))
+    (block,) = cc_visit(f"def tangled(x):\n{body}    return -1\n")
+    assert block.complexity > MAX_COMPLEXITY

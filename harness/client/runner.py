@@ -99,6 +99,37 @@ def _absorb(agent: Agent, states: AgentStates, resp: StepResponse) -> None:
     states.source_finished = resp.source_finished
 
 
+def _write_request(agent: Agent, states: Any, action: Any, start: bool) -> StepRequest:
+    """The request of a WRITE (or REVISE) action, with the agent's states updated as the action says."""
+    if not isinstance(action, (WriteAction, ReviseAction)):
+        raise TypeError(f"{type(agent).__name__} returned {action!r}, not a READ/WRITE action")
+    text = agent.postprocess(action.content) if action.content else ""
+    finished = action.finished or states.target_finished
+    words = text.split()
+    if EOS in words:  # the seed's style: writing </s> ends the instance
+        words = words[: words.index(EOS)]
+        text, finished = " ".join(words), True
+    revise = isinstance(action, ReviseAction)
+    if revise:
+        states.target = text.split()
+    else:
+        states.target.extend(words)
+    states.target_finished = finished
+    return StepRequest(write=text, revise=revise, finished=finished, start=start)
+
+
+def _report_agent_failure(conn: Connection, agent: Agent, index: int, exc: Exception, summary: RunSummary | None,
+                          start: bool) -> None:
+    """An agent's exception: reported (to `summary`, else on stderr) and sent to the server as the instance's error."""
+    line = f"{type(exc).__name__}: {exc}".splitlines()[0][:400]
+    if summary is not None:
+        with _REPORT_LOCK:
+            summary.report_failure(index, exc, agent)
+    else:
+        print(f"harness client: instance {index}: agent failed: {line}", file=sys.stderr)
+    conn.step(index, StepRequest(error=line, start=start))
+
+
 def decode_instance(conn: Connection, agent: Agent, index: int, audio: str = "json",
                     summary: RunSummary | None = None, watch: _Watch | None = None) -> tuple[str, int]:
     """Decode one instance; returns (status, number of actions). Agent errors end the instance as `error`
@@ -117,35 +148,15 @@ def decode_instance(conn: Connection, agent: Agent, index: int, audio: str = "js
                 watch.in_agent = None
             if action.is_read():
                 req = StepRequest(read=True, start=start, audio=audio)
-            elif isinstance(action, (WriteAction, ReviseAction)):
-                text = agent.postprocess(action.content) if action.content else ""
-                finished = action.finished or states.target_finished
-                words = text.split()
-                if EOS in words:  # the seed's style: writing </s> ends the instance
-                    words = words[: words.index(EOS)]
-                    text, finished = " ".join(words), True
-                wrote = wrote or bool(text.strip())
-                revise = isinstance(action, ReviseAction)
-                req = StepRequest(write=text, revise=revise, finished=finished, start=start)
-                if revise:
-                    states.target = text.split()
-                else:
-                    states.target.extend(words)
-                states.target_finished = finished
             else:
-                raise TypeError(f"{type(agent).__name__} returned {action!r}, not a READ/WRITE action")
+                req = _write_request(agent, states, action, start)
+                wrote = wrote or bool((req.write or "").strip())
         except Exception as exc:
             if watch is not None:
                 watch.in_agent = None
                 if watch.abandoned:
                     return "timeout", actions
-            line = f"{type(exc).__name__}: {exc}".splitlines()[0][:400]
-            if summary is not None:
-                with _REPORT_LOCK:
-                    summary.report_failure(index, exc, agent)
-            else:
-                print(f"harness client: instance {index}: agent failed: {line}", file=sys.stderr)
-            conn.step(index, StepRequest(error=line, start=start))
+            _report_agent_failure(conn, agent, index, exc, summary, start)
             return "error", actions + 1
         if watch is not None and watch.abandoned:
             return "timeout", actions

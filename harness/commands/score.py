@@ -109,18 +109,20 @@ def _fmt(x: Any) -> str:
     return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+def _table_row(name: str, rec: dict[str, Any]) -> tuple[str, str, str, str]:
+    ci = rec.get("ci95")
+    ci_s = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+    extra = rec.get("unit") or ""
+    if rec.get("reference_set"):
+        extra = f"{extra} / {rec['reference_set']}" if extra else rec["reference_set"]
+    return (name, _fmt(rec.get("score")), ci_s, extra)
+
+
 def render_table(scores: dict[str, Any]) -> str:
     """A readable table of a scores object: metric, score, 95% interval, unit or reference set."""
     rows = [("metric", "score", "95% CI", "unit / reference set")]
-    for name, rec in scores.items():
-        if name in ("counts", "info") or not isinstance(rec, dict):
-            continue
-        ci = rec.get("ci95")
-        ci_s = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
-        extra = rec.get("unit") or ""
-        if rec.get("reference_set"):
-            extra = f"{extra} / {rec['reference_set']}" if extra else rec["reference_set"]
-        rows.append((name, _fmt(rec.get("score")), ci_s, extra))
+    rows += [_table_row(name, rec) for name, rec in scores.items()
+             if name not in ("counts", "info") and isinstance(rec, dict)]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -125,21 +125,8 @@ class ParticipantHttp:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             raise TimeoutError
-        if self.conn is not None and _closed_by_peer(self.conn):
-            self.close()  # the participant closed the kept-alive connection meanwhile: a new one, before sending
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
-        else:
-            self.conn.timeout = left
-            if self.conn.sock is not None:
-                self.conn.sock.settimeout(left)
-        if self.conn.sock is None:
-            try:
-                self.conn.connect()
-            except (TimeoutError, ConnectionRefusedError):
-                raise
-            except OSError as exc:  # no route, no such name (yet): nothing listens there
-                raise _NoConnection(exc.strerror or type(exc).__name__) from None
+        self._connected(left)
+        assert self.conn is not None
         if deadline is not None:
             self.watchdog.arm(self.conn.sock, deadline)
         try:
@@ -158,6 +145,25 @@ class ParticipantHttp:
         if declared and declared.isdigit() and len(raw) < min(int(declared), self.max_bytes + 1):
             raise _CutShort(f" ({len(raw)} of {declared} bytes)")
         return resp.status, raw
+
+    def _connected(self, left: float | None) -> None:
+        """A connection whose reads time out after `left` seconds: the kept-alive one, or a new one when there is
+        none or the participant closed it meanwhile."""
+        if self.conn is not None and _closed_by_peer(self.conn):
+            self.close()  # the participant closed the kept-alive connection meanwhile: a new one, before sending
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
+        else:
+            self.conn.timeout = left
+            if self.conn.sock is not None:
+                self.conn.sock.settimeout(left)
+        if self.conn.sock is None:
+            try:
+                self.conn.connect()
+            except (TimeoutError, ConnectionRefusedError):
+                raise
+            except OSError as exc:  # no route, no such name (yet): nothing listens there
+                raise _NoConnection(exc.strerror or type(exc).__name__) from None
 
     def _send(self, method: str, path: str, data: bytes) -> None:
         """Send the request line, headers and body (as urllib sends them, with `urllib_headers`)."""

@@ -104,6 +104,28 @@ def _existing(results: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _rating(row: dict[str, Any], where: str, rater: str | None, key: dict[str, Any], seen: set[tuple[str, str]]
+            ) -> dict[str, Any] | None:
+    """One sheet row as a rating (None: not rated yet); a HarnessError naming the row when it is wrong."""
+    who = (row.get("rater") or "").strip() or (rater or "").strip()
+    item, raw = (row.get("item") or "").strip(), row.get("score")
+    if not str(raw or "").strip():
+        return None
+    if not who:
+        raise HarnessError(f"{where}: no rater (fill the rater column or pass --rater NAME)")
+    if item not in key:
+        raise HarnessError(f"{where}: unknown item {item!r} (not in the sheet's key)")
+    try:
+        score = int(str(raw).strip())
+    except ValueError:
+        raise HarnessError(f"{where}: score {raw!r} is not an integer from 1 to 5") from None
+    if score not in SCORES:
+        raise HarnessError(f"{where}: score {score} is out of range (1 to 5)")
+    if (who, item) in seen:
+        raise HarnessError(f"{where}: rater {who!r} already rated item {item!r}")
+    return {"rater": who, "item": item, "score": score}
+
+
 def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -> dict[str, Any]:
     """Validate and add the ratings of `ratings_csv`; the new summary.
 
@@ -128,26 +150,12 @@ def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -
             raise HarnessError(f"{ratings_csv}: no rater column: pass --rater NAME (the sheet's rater) or add a "
                                "rater column")
         for n, row in enumerate(reader, 2):
-            where = f"{ratings_csv}: row {n}"
-            who = (row.get("rater") or "").strip() or (rater or "").strip()
-            item, raw = (row.get("item") or "").strip(), row.get("score")
-            if not str(raw or "").strip():
+            rating = _rating(row, f"{ratings_csv}: row {n}", rater, key, seen)
+            if rating is None:
                 skipped += 1
                 continue
-            if not who:
-                raise HarnessError(f"{where}: no rater (fill the rater column or pass --rater NAME)")
-            if item not in key:
-                raise HarnessError(f"{where}: unknown item {item!r} (not in the sheet's key)")
-            try:
-                score = int(str(raw).strip())
-            except ValueError:
-                raise HarnessError(f"{where}: score {raw!r} is not an integer from 1 to 5") from None
-            if score not in SCORES:
-                raise HarnessError(f"{where}: score {score} is out of range (1 to 5)")
-            if (who, item) in seen:
-                raise HarnessError(f"{where}: rater {who!r} already rated item {item!r}")
-            seen.add((who, item))
-            new.append({"rater": who, "item": item, "score": score})
+            seen.add((rating["rater"], rating["item"]))
+            new.append(rating)
     if not new and skipped:
         raise HarnessError(f"{ratings_csv}: no row has a score yet (fill the score column with 1 to 5)")
     path = layout.ResultsDir(results).human.ratings

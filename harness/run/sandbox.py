@@ -115,6 +115,14 @@ class SandboxPolicy:
         }
 
 
+def _audio_folders(list_file: Path) -> set[Path]:
+    """The folders of the audio files a speech dataset's list names (none when the list is missing)."""
+    if not list_file.is_file():
+        return set()
+    lines = list_file.read_text(encoding="utf-8").splitlines()
+    return {(list_file.parent / line.strip()).resolve().parent for line in lines if line.strip()}
+
+
 def data_paths(config: TaskConfig) -> list[Path]:
     """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
     paths: set[Path] = {config.path}
@@ -122,11 +130,8 @@ def data_paths(config: TaskConfig) -> list[Path]:
         for ds in track.datasets.values():
             files = [ds.source, *ds.references.values(), *(p for p in (ds.segmentation, ds.transcripts) if p)]
             paths.update(p for p in files if p.exists())
-            if track.modality == "speech" and ds.source.is_file():
-                for line in ds.source.read_text(encoding="utf-8").splitlines():
-                    if line.strip():
-                        audio = (ds.source.parent / line.strip()).resolve()
-                        paths.add(audio.parent)
+            if track.modality == "speech":
+                paths.update(_audio_folders(ds.source))
     dirs = sorted(p for p in paths if p.is_dir())
     keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
     return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))

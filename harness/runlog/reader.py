@@ -88,6 +88,15 @@ def validate_record(rec: Any, where: str) -> str | None:
     for key in REQUIRED_FIELDS:
         if key not in rec:
             return f"missing field {key!r}"
+    for check in (_check_texts, _check_delays, _check_extras):
+        problem = check(rec)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _check_texts(rec: dict[str, Any]) -> str | None:
+    """index, prediction and the reference(s)."""
     if not isinstance(rec["index"], int) or isinstance(rec["index"], bool) or rec["index"] < 0:
         return "field 'index' must be a non-negative integer"
     if not isinstance(rec["prediction"], str):
@@ -98,21 +107,33 @@ def validate_record(rec: Any, where: str) -> str | None:
             return "field 'references' must be a non-empty object of reference texts"
     elif not isinstance(rec.get("reference"), str):
         return "no reference: the log needs 'reference' or 'references' to be scored"
+    return None
+
+
+def _check_delays(rec: dict[str, Any]) -> str | None:
+    """source_length, then delays: numbers, from 0, non-decreasing, within the source (with its tolerance)."""
     src_len = rec["source_length"]
     if not _is_number(src_len) or src_len <= 0:
         return "field 'source_length' must be a positive number"
     delays = rec["delays"]
     if not isinstance(delays, list) or not _numbers(delays):
         return "field 'delays' must be a list of numbers"
-    if delays:
-        if delays[0] < 0:
-            return f"delay 0 is negative ({delays[0]})"
-        if any(map(operator.gt, delays, delays[1:])):
-            i = next(i for i in range(1, len(delays)) if delays[i] < delays[i - 1])
-            return f"delays decrease at position {i} ({delays[i - 1]} -> {delays[i]})"
-        if delays[-1] > src_len * (1 + DELAY_TOLERANCE):
-            i = next(i for i, d in enumerate(delays) if d > src_len * (1 + DELAY_TOLERANCE))
-            return f"delay {i} ({delays[i]}) is beyond the source length ({src_len})"
+    if not delays:
+        return None
+    if delays[0] < 0:
+        return f"delay 0 is negative ({delays[0]})"
+    if any(map(operator.gt, delays, delays[1:])):
+        i = next(i for i in range(1, len(delays)) if delays[i] < delays[i - 1])
+        return f"delays decrease at position {i} ({delays[i - 1]} -> {delays[i]})"
+    if delays[-1] > src_len * (1 + DELAY_TOLERANCE):
+        i = next(i for i, d in enumerate(delays) if d > src_len * (1 + DELAY_TOLERANCE))
+        return f"delay {i} ({delays[i]}) is beyond the source length ({src_len})"
+    return None
+
+
+def _check_extras(rec: dict[str, Any]) -> str | None:
+    """The optional fields: elapsed (one per delay), prediction_length, revisions, latency_unit."""
+    delays = rec["delays"]
     elapsed = rec.get("elapsed")
     if elapsed is not None and elapsed != []:
         if not isinstance(elapsed, list) or not _numbers(elapsed):
@@ -123,11 +144,9 @@ def validate_record(rec: Any, where: str) -> str | None:
     if plen is not None and _is_number(plen) and plen != len(delays):
         return f"'prediction_length' is {plen} but there are {len(delays)} delays"
     revisions = rec.get("revisions")
-    if revisions is not None:
-        if not isinstance(revisions, list) or not all(
-            isinstance(r, dict) and isinstance(r.get("text"), str) and _is_number(r.get("delay")) for r in revisions
-        ):
-            return "field 'revisions' must be a list of {delay, elapsed, text} objects"
+    if revisions is not None and (not isinstance(revisions, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("text"), str) and _is_number(r.get("delay")) for r in revisions)):
+        return "field 'revisions' must be a list of {delay, elapsed, text} objects"
     unit = rec.get("latency_unit")
     if unit is not None and unit not in LATENCY_UNITS:
         return f"field 'latency_unit' must be one of {', '.join(LATENCY_UNITS)}"
@@ -167,7 +186,12 @@ def _all_valid(recs: list[Any]) -> bool:
         columns = {key: list(map(itemgetter(key), recs)) for key in REQUIRED_FIELDS}
     except KeyError:
         return False
-    index, preds, delays, src = (columns[k] for k in ("index", "prediction", "delays", "source_length"))
+    return (_texts_valid(recs, columns) and _delays_valid(columns["delays"], columns["source_length"])
+            and _extras_valid(recs, list(map(len, columns["delays"]))))
+
+
+def _texts_valid(recs: list[dict[str, Any]], columns: dict[str, list[Any]]) -> bool:
+    index, preds, delays = columns["index"], columns["prediction"], columns["delays"]
     if set(map(type, index)) != {int} or min(index) < 0 or len(set(index)) != len(index):
         return False
     if set(map(type, preds)) != {str} or set(map(type, delays)) != {list}:
@@ -184,6 +208,10 @@ def _all_valid(recs: list[Any]) -> bool:
         single = [rec.get("reference") for rec, r in zip(recs, refs, strict=True) if r is None]
         if set(map(type, single)) != {str}:
             return False
+    return True
+
+
+def _delays_valid(delays: list[list[Any]], src: list[Any]) -> bool:
     if not _NUMBER_TYPES.issuperset(map(type, src)) or min(src) <= 0 or not math.isfinite(sum(src)):
         return False
     flat = list(chain.from_iterable(delays))
@@ -192,9 +220,10 @@ def _all_valid(recs: list[Any]) -> bool:
     if list(map(sorted, delays)) != delays:  # non-decreasing
         return False
     ends = [(d[-1], x * (1 + DELAY_TOLERANCE)) for d, x in zip(delays, src, strict=True) if d]
-    if ends and not all(map(operator.le, *zip(*ends, strict=True))):
-        return False
-    lens = list(map(len, delays))
+    return not ends or all(map(operator.le, *zip(*ends, strict=True)))
+
+
+def _extras_valid(recs: list[dict[str, Any]], lens: list[int]) -> bool:
     elapsed = list(map(methodcaller("get", "elapsed"), recs))
     if set(map(type, elapsed)) - {list, type(None)}:
         return False
