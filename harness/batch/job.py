@@ -19,10 +19,11 @@ from harness import layout
 from harness.batch import manifest, resume
 from harness.batch.options import EvaluateOptions, backend_name, registry_of
 from harness.batch.progress import Progress
-from harness.batch.results import configured_baseline, model_metric_options, read_json, score_run
+from harness.batch.results import configured_baseline, model_metric_options, score_run
 from harness.config import Dataset, TaskConfig, Track
 from harness.errors import HarnessError, MetricSetupError, SubmissionError
 from harness.intake.discover import SubmissionRef
+from harness.jsonio import read_json_or_none
 from harness.run import failures
 from harness.run.execute import Backend, execute_run
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
@@ -100,7 +101,7 @@ class SubmissionJob:
         self.out = layout.SubmissionDir(opts.output / ref.id)
         self.man = manifest.base_manifest(self.sub_id, opts.config)
         # the runs of datasets not evaluated now stay in the manifest (each entry names its image digest)
-        previous = read_json(self.out.manifest) if self.out.manifest.exists() else None
+        previous = read_json_or_none(self.out.manifest) if self.out.manifest.exists() else None
         if previous and isinstance(previous.get("runs"), dict):
             self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
@@ -218,7 +219,7 @@ class SubmissionJob:
     def _resumed(self, run: layout.RunDir, ds_name: str, prev: dict[str, Any], entry: dict[str, Any],
                  expected: int) -> dict[str, Any]:
         outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
-        scores = read_json(run.scores) if run.scores.exists() else None
+        scores = read_json_or_none(run.scores) if run.scores.exists() else None
         entry.update(prev.get("manifest") or {}, resumed=True)
         self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                              done=len(read_statuses(run.instances_log)), total=expected)

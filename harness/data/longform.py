@@ -21,6 +21,7 @@ from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
 from harness.recordings import Recording, RefSentence
+from harness.yamlio import read_yaml
 
 __all__ = ["LongformDataset", "read_segmentation", "match_recording"]
 
@@ -36,14 +37,7 @@ def _seconds(entry: dict[str, Any], key: str, where: str) -> float:
 
 def read_segmentation(path: Path) -> list[tuple[str, float, float]]:
     """The (wav, offset ms, duration ms) entries of a segmentation YAML, in file order."""
-    import yaml
-
-    try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read segmentation: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    raw = read_yaml(Path(path), missing="segmentation file not found", fast=True)
     if not isinstance(raw, list) or not raw:
         raise HarnessError(f"{path}: expected a non-empty list of {{wav, offset, duration}} entries")
     out = []
