@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 HELP = "evaluate an agent on a dataset in one command (server and client together); writes instances.log, scores.json"
 
@@ -38,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
           f"{summary.actions} actions in {summary.seconds:.2f} s; scores in {scores_path}", file=sys.stderr)
     for line in primary_score_lines(args.config, args.track, scores_path):
         print(line)
+    from harness.commands.score import warnings
+    from harness.jsonio import read_json_or_none
+
+    for line in warnings(read_json_or_none(Path(str(scores_path))) or {}):
+        print(f"harness run: warning: {line}", file=sys.stderr)
     outcome = summary.outcome
     if outcome.status != "ok":  # worded as `harness validate` and `harness evaluate` word it (run/failures.py)
         partial = "  [partial output]" if outcome.partial else ""
