@@ -123,3 +123,39 @@ def test_harness_run_records_seconds_per_source_word_of_a_text_run(tmp_path: Pat
                                         "--output", str(tmp_path / "run")])
     _check(meta, records, wall, speech=False)
     assert meta["compute"]["source"] == 2 + 6 + 5  # the words of tests/text_task.py's three sentences
+
+
+def test_the_leaderboard_shows_measured_and_declared_hardware(tmp_path: Path) -> None:
+    """Two runs of one board: one timed by the harness (its run.json's measures, in a manifest as `harness
+    evaluate` writes it) and a log submission that declared its hardware (a string `hardware`, kind `log`)."""
+    from leaderboard.render import render_site
+
+    cfg = make_text_task(tmp_path)
+    out = tmp_path / "results"
+    runs = []
+    for sub in ("timed", "logged"):
+        meta, _, _ = _harness_run(["--config", str(cfg), "--dataset", "dev", "--agent",
+                                   str(ROOT / "tests" / "agents" / "echo_text.py"), "--output", str(out / sub / "dev")])
+        runs.append({"submission": sub, "team": "t", "system": sub, "track": "text-en-es", "dataset": "dev",
+                     "status": "ok", "scores": json.loads((out / sub / "dev" / "scores.json").read_text())})
+        entry = {"status": "ok", "startup": meta["startup"], "compute": meta["compute"], "hardware": meta["hardware"]}
+        manifest = {"submission": sub, "hardware": meta["hardware"], "runs": {"dev": entry}}
+        if sub == "logged":
+            manifest.update(kind="log", hardware="1x A100 80GB, 32 cores")
+            manifest["runs"] = {"dev": {"status": "ok"}}  # a log's computation the harness did not time
+        (out / sub / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
+    timed = json.loads((out / "timed" / "manifest.json").read_text())["runs"]["dev"]
+
+    render_site(out, tmp_path / "site", None)
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert ">Hardware<" in index and ">Start-up<" in index and ">RTF<" in index
+    assert f"{timed['startup']['seconds']:.1f} s" in index and f"{timed['compute']['rtf']:.3g} s/word" in index
+    assert "1x A100 80GB, 32 cores" in index and ">declared<" in index
+    pages = {p.parent.name: p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").glob("*/index.html")}
+    timed_page = next(v for k, v in pages.items() if k.startswith("timed"))
+    logged_page = next(v for k, v in pages.items() if k.startswith("logged"))
+    assert "Hardware and compute" in timed_page and timed["hardware"]["summary"] in timed_page
+    assert "compute seconds per source word" in timed_page and "its first request" in timed_page
+    assert "1x A100 80GB, 32 cores" in logged_page and "declared by the team, not measured" in logged_page
+    assert logged_page.count("not measured") >= 3  # start-up, compute time, real-time factor
