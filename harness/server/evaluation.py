@@ -7,6 +7,7 @@ score: the layer that builds it may inject a `scorer` (log file → scores) for 
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import Any
 
 from harness import layout
 from harness.config import Limits, Track
+from harness.errors import HarnessError
 from harness.protocol import PROTOCOL_VERSION, ProtocolError, StepRequest, StepResponse
 from harness.runlog import LogWriter
 from harness.runmeta import FIRST_REQUEST, update_run_meta
@@ -93,7 +95,10 @@ class Evaluation:
             if self.first_request is not None:
                 return
             self.first_request = {"at": round(time.time(), 6), "by": by}
-            update_run_meta(layout.RunDir(self.writer.output), {FIRST_REQUEST: self.first_request})
+            try:
+                update_run_meta(layout.RunDir(self.writer.output), {FIRST_REQUEST: self.first_request})
+            except (OSError, HarnessError) as exc:  # a measurement only: the participant's request goes on
+                print(f"harness server: start-up time not recorded: {exc}".splitlines()[0], file=sys.stderr)
 
     # -- steps ----------------------------------------------------------------------------------------------
     def check_index(self, index: Any) -> int:
