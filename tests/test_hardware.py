@@ -127,7 +127,7 @@ def test_harness_run_records_seconds_per_source_word_of_a_text_run(tmp_path: Pat
 
 def test_the_leaderboard_shows_measured_and_declared_hardware(tmp_path: Path) -> None:
     """Two runs of one board: one timed by the harness (its run.json's measures, in a manifest as `harness
-    evaluate` writes it) and a log submission that declared its hardware (a string `hardware`, kind `log`)."""
+    evaluate` writes it) and a log submission that declared its hardware (`hardware: {declared: ...}`)."""
     from leaderboard.render import render_site
 
     cfg = make_text_task(tmp_path)
@@ -140,9 +140,9 @@ def test_the_leaderboard_shows_measured_and_declared_hardware(tmp_path: Path) ->
                      "status": "ok", "scores": json.loads((out / sub / "dev" / "scores.json").read_text())})
         entry = {"status": "ok", "startup": meta["startup"], "compute": meta["compute"], "hardware": meta["hardware"]}
         manifest = {"submission": sub, "hardware": meta["hardware"], "runs": {"dev": entry}}
-        if sub == "logged":
-            manifest.update(kind="log", hardware="1x A100 80GB, 32 cores")
-            manifest["runs"] = {"dev": {"status": "ok"}}  # a log's computation the harness did not time
+        if sub == "logged":  # a log submission's manifest: its declared hardware, nothing the harness timed
+            declared = {"declared": "1x A100 80GB, 32 cores"}
+            manifest.update(hardware=declared, runs={"dev": {"status": "ok", "hardware": declared}})
         (out / sub / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
     timed = json.loads((out / "timed" / "manifest.json").read_text())["runs"]["dev"]
@@ -159,3 +159,15 @@ def test_the_leaderboard_shows_measured_and_declared_hardware(tmp_path: Path) ->
     assert "compute seconds per source word" in timed_page and "its first request" in timed_page
     assert "1x A100 80GB, 32 cores" in logged_page and "declared by the team, not measured" in logged_page
     assert logged_page.count("not measured") >= 3  # start-up, compute time, real-time factor
+
+
+def test_declared_hardware_is_read_in_each_form_a_manifest_may_hold() -> None:
+    from leaderboard.compute import compute_view
+
+    measured = hardware.probe()
+    for manifest in ({"hardware": "8x H100", "kind": "log"}, {"hardware": {"declared": "8x H100"}},
+                     {"hardware": measured, "kind": "log", "submission_yaml": {"hardware": "8x H100"}}):
+        view = compute_view(manifest, "dev")
+        assert view.declared and view.hardware == view.short_hardware == "8x H100", manifest
+    view = compute_view({"hardware": measured, "runs": {"dev": {"startup": {"seconds": 1.5, "by": "probe"}}}}, "dev")
+    assert not view.declared and view.hardware == measured["summary"] and view.startup_s == 1.5 and view.rtf is None

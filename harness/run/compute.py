@@ -56,11 +56,6 @@ def startup(participant_started: float | None, first_request: Any) -> dict[str, 
             "first_request_at": round(float(at), 3), "by": str(first_request.get("by") or "request")}
 
 
-def now() -> float:
-    """Epoch seconds (the clock both ends of the start-up time use)."""
-    return time.time()
-
-
 def compute(records: Iterable[dict[str, Any]], speech: bool) -> dict[str, Any] | None:
     """{participant_s, source, source_unit, rtf, instances} over the records that carry `timing.client_s`;
     None when none does (a log from elsewhere). `source` is seconds of audio (speech) or source words (text);
