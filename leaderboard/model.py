@@ -22,6 +22,7 @@ from harness.jsonio import read_json
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from harness.status import SCORED_STATUSES
+from leaderboard.compute import ComputeView, compute_view
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
@@ -119,6 +120,11 @@ class Run:
             if lo is not None and hi is not None:
                 return (lo, hi)
         return None
+
+    @property
+    def compute(self) -> ComputeView:
+        """Its hardware (measured or declared), start-up time and real-time factor, from the manifest."""
+        return compute_view(self.manifest, self.dataset)
 
     @property
     def is_retranslation(self) -> bool:

@@ -2,10 +2,12 @@
 
 Each failure becomes that submission's status on every dataset (invalid_submission, build_error, or infra_error
 for a fault of the harness itself); a run is retried once on infra_error only (every attempt's status and reason
-stay in the manifest's `attempt_outcomes`); whatever instances a run logged are scored (flagged partial when it did
-not finish cleanly; `timings.total_s` covers the last attempt and the scoring, `score_s`); `run.json` carries the
-resume key (batch/resume.py) and `manifest.json` what was run, on what, with which isolation. Only the task config
-names baselines (`results.configured_baseline`); a submission's own `baseline:` is ignored with a warning.
+stay in the manifest's `attempt_outcomes`; each run also records the host's hardware, the participant's start-up
+time and its compute time over the source: run/compute.py); whatever instances a run logged are scored (flagged
+partial when it did not finish cleanly; `timings.total_s` covers the last attempt and the scoring, `score_s`);
+`run.json` carries the resume key (batch/resume.py) and `manifest.json` what was run, on what, with which
+isolation. Only the task config names baselines (`results.configured_baseline`); a submission's own `baseline:`
+is ignored with a warning.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
         "peak_memory_bytes": result.peak_memory_bytes,
         "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
         "window": [round(t, 3) for t in result.window] if result.window else None,
+        "startup": result.startup, "compute": result.compute, "hardware": manifest.hardware(),
     }
 
 

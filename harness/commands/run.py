@@ -26,13 +26,15 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from harness.client.options import parse_agent
+    from harness.run.compute import process_started_at
     from harness.run.joint import joint_run
 
+    started = process_started_at()  # the start-up time runs from here to the agent's first request
     agent = parse_agent(args)
     summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,
                                      resume=args.resume, overwrite=args.overwrite, transport=args.transport,
                                      num_workers=args.num_workers, instances=args.instances, progress=args.progress,
-                                     system=args.agent_identity)
+                                     system=args.agent_identity, started_at=started)
     for line in summary.warnings():
         print(f"harness run: {line}", file=sys.stderr)
     print(f"harness run: {summary.decoded} instance(s) decoded ({summary.errors} with errors), "
