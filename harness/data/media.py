@@ -69,7 +69,11 @@ class ContainerStream:
         self.path = Path(path)
         self._container, self._stream = _open(self.path)
         self.sample_rate = STREAM_RATE
-        self.total = round(_seconds(self._container, self._stream) * STREAM_RATE)
+        try:
+            self.total = round(_seconds(self._container, self._stream) * STREAM_RATE)
+        except HarnessError:
+            self._container.close()
+            raise
         self.position = 0
         self._frames = self._decode()
         self._pending: list[np.ndarray] = []  # decoded (channels, samples) int16 blocks not yet served
@@ -79,7 +83,7 @@ class ContainerStream:
 
     def _decode(self) -> Generator[np.ndarray, None, None]:
         av = _av()
-        resampler = av.AudioResampler(format="s16p", layout=self._stream.layout.name, rate=STREAM_RATE)
+        resampler = av.AudioResampler(format="s16p", layout=None, rate=STREAM_RATE)  # channels kept, averaged later
         try:
             for packet in self._container.demux(self._stream):
                 for frame in packet.decode():
