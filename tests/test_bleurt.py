@@ -209,3 +209,37 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch) -> None:
                         lambda name, *a: None if name == "bleurt_pytorch" else real(name, *a))
     with pytest.raises(MetricSetupError, match=r"^BLEURT needs the optional extra: pip install 'harness\[bleurt\]'"):
         scorer.require_bleurt()
+
+
+@pytest.mark.bleurt
+def test_evaluate_scoring_and_significance_keep_bleurt(tmp_path: Path, bleurt_checkpoint, monkeypatch) -> None:
+    """The results stage of `harness evaluate` (score_run with the task's `metrics:` block, then score_results):
+    BLEURT per instance beside the latency metrics, and paired significance on it."""
+    from harness.batch.results import model_metric_options, score_run
+    from harness.scoring.results import score_results
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    a, b = _runs(tmp_path / "runs")
+    (tmp_path / "dev.en").write_text("".join(r["source"] + "\n" for r in _records(a / "instances.log")))
+    (tmp_path / "dev.es").write_text("".join(r["reference"].strip() + "\n" for r in _records(a / "instances.log")))
+    (tmp_path / "task.yaml").write_text(
+        "task: t\ntracks:\n  - {name: tx, modality: text, source_lang: en, target_lang: es, quality: [BLEU, BLEURT],\n"
+        "     latency: [LAAL], primary: {quality: BLEURT, latency: LAAL},\n"
+        "     datasets: {dev: {source: dev.en, references: {orig: dev.es}}}}\n"
+        f"metrics: {{BLEURT: {{model: {bleurt_checkpoint}}}}}\n")
+    config = load_config(tmp_path / "task.yaml")
+    track = config.track("tx")
+    results, runs = tmp_path / "results", []
+    for sub, run in (("sys-a", a), ("sys-b", b)):
+        target = results / sub / "dev"
+        target.mkdir(parents=True)
+        shutil.copy(run / "instances.log", target / "instances.log")
+        scores = score_run(target, track, False, **model_metric_options(config, track, track.dataset("dev")))
+        assert scores is not None and "BLEURT" in scores
+        runs.append({"submission": sub, "track": "tx", "dataset": "dev", "status": "ok", "scores": scores})
+    score_results(config, results, runs)
+    sig = json.loads((results / "significance" / "tx" / "dev.json").read_text())
+    other = "sys-b" if sig["best"] == "sys-a" else "sys-a"
+    assert 0 < sig["runs"][other]["BLEURT"]["p_value"] <= 1 and sig["runs"][other]["BLEURT"]["instances"] == 40
+    rows = [json.loads(line) for line in (results / other / "dev" / "instance_scores.jsonl").read_text().splitlines()]
+    assert all(isinstance(row["BLEURT"], float) and "LAAL" in row for row in rows)
