@@ -47,6 +47,13 @@ _REGIME_FIELDS = ("name", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text")
 _MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus")
 PRECISIONS = ("fp16", "fp32")
+#: each neural metric's reference scorer's precision: comet-score halves the model, bleurt-pytorch does not
+_PRECISION_DEFAULTS = {"BLEURT": "fp32"}
+
+
+def default_precision(metric: str) -> str:
+    """The precision a neural metric runs in when the config does not say (its reference scorer's)."""
+    return _PRECISION_DEFAULTS.get(metric, "fp16")
 
 
 @dataclass(frozen=True)
@@ -152,11 +159,12 @@ class SwarmSettings:
 
 @dataclass(frozen=True)
 class ModelMetric:
-    """How a neural metric (COMET, XCOMET) is computed: its checkpoint and inference settings.
+    """How a neural metric (COMET, XCOMET, BLEURT) is computed: its checkpoint and inference settings.
 
     `model` is a COMET model folder (`checkpoints/model.ckpt` beside `hparams.yaml`, as on Hugging Face) or the
-    `.ckpt` file itself. The defaults are `comet-score`'s (batch 16, half precision); `gpus: 1` runs on the GPU
-    given to scoring, `0` on the CPU.
+    `.ckpt` file itself; for BLEURT, a bleurt-pytorch checkpoint folder (`config.json`, weights, tokenizer). The
+    defaults are the reference scorer's (batch 16; half precision for COMET as comet-score, full for BLEURT);
+    `gpus: 1` runs on the GPU given to scoring, `0` on the CPU.
     """
 
     name: str
@@ -526,8 +534,8 @@ def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMe
         gpus = r.get(b, "gpus", where, int, 0)
         if gpus not in (0, 1):
             raise r.fail(f"{where}.gpus", f"expected 0 (CPU) or 1 (the GPU given to scoring), got {gpus}")
-        out[name] = ModelMetric(name, model, batch_size, r.choice(b, "precision", where, PRECISIONS, "fp16"), gpus,
-                                f"{r.path}: {where}")
+        precision = r.choice(b, "precision", where, PRECISIONS, default_precision(name))
+        out[name] = ModelMetric(name, model, batch_size, precision, gpus, f"{r.path}: {where}")
     return out
 
 

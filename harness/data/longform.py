@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
+from harness.data.speech import SpeechDataset, audio_duration_ms, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
 from harness.recordings import Recording, RefSentence
@@ -95,12 +95,10 @@ class LongformDataset(SpeechDataset):
     @classmethod
     def load_longform(cls, list_file: Path, segmentation: Path, references: dict[str, Path],
                       transcripts: Path | None = None) -> LongformDataset:
-        import soundfile
-
         audio = read_audio_list(list_file)
         entries = read_segmentation(segmentation)
         sets, sources = _aligned_lines(references, transcripts, segmentation, len(entries))
-        durations = [soundfile.info(str(p)).duration * 1000.0 for p in audio]
+        durations = [audio_duration_ms(p) for p in audio]
         per_recording: list[list[RefSentence]] = [[] for _ in audio]
         for n, (wav, offset, duration) in enumerate(entries):
             k = match_recording(wav, audio)
@@ -119,9 +117,6 @@ class LongformDataset(SpeechDataset):
         joined = {name: tuple(" ".join(s.references[name] for s in r.sentences) for r in recordings) for name in sets}
         return cls(list_path=Path(list_file), audio=audio, references=joined, recordings=recordings,
                    segmentation_path=Path(segmentation))
-
-    def open(self, index: int) -> AudioStream:
-        return AudioStream(self.audio[index])
 
     def longform_info(self, index: int) -> dict[str, Any]:
         """What instances.log records about recording `index` for scoring: its sentences and their references."""
