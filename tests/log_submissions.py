@@ -73,3 +73,19 @@ def regime_config(folder: Path, regime_from: str | None = "dev") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
+
+
+def simuleval_log(source: Path, references: Path, path: Path, k: int = 3) -> Path:
+    """A SimulEval 1.1 instances.log of a wait-k text system whose output is the reference, with a `reference`
+    field that is not (the harness scores against the dataset's references, never the log's)."""
+    sources = source.read_text(encoding="utf-8").splitlines()
+    refs = references.read_text(encoding="utf-8").splitlines()
+    with path.open("w", encoding="utf-8") as fh:
+        for i, (src, ref) in enumerate(zip(sources, refs, strict=True)):
+            n = len(src.split())
+            words = ref.split()
+            fh.write(json.dumps({"index": i, "prediction": ref, "delays": [min(k + j, n) for j in range(len(words))],
+                                 "elapsed": [0.0] * len(words), "prediction_length": len(words),
+                                 "reference": "not the reference", "source": src, "source_length": n},
+                                ensure_ascii=False) + "\n")
+    return path

@@ -5,9 +5,11 @@ The batch runs with DOCKER_HOST pointing nowhere: a batch of log submissions bui
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest
 
 from harness.errors import SubmissionError
 from harness.intake.submission import load_submission
-from tests.log_submissions import ROOT, log_submission, regime_config, simulstream_log
+from tests.log_submissions import ROOT, log_submission, regime_config, simuleval_log, simulstream_log
 
 NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 
@@ -108,6 +110,14 @@ def test_nothing_in_the_results_folder_is_lost_when_a_submission_is_added(campai
         assert path.read_bytes() == content, f"{path} changed"
 
 
+def test_a_submission_without_a_dev_result_is_one_line_and_not_ranked(campaign) -> None:
+    note = ("no dev result: not ranked (track 'longform-en-es' decides regimes by the LongYAAL of the dev run)")
+    runs = runs_of(campaign["results"])
+    assert runs[("nodev", "test")]["not_ranked"] == note and runs[("nodev", "test")]["status"] == "ok"
+    assert "not_ranked" not in runs[("fast", "test")] and "not_ranked" not in runs[("late", "test")]
+    assert f"nodev (test): {note}\n" in campaign["first"].stdout
+
+
 def test_closed_models_are_out_of_significance(campaign) -> None:
     sig = json.loads((campaign["results"] / "significance" / "longform-en-es" / "test.json").read_text())
     runs = runs_of(campaign["results"])
@@ -149,6 +159,12 @@ def test_the_leaderboard_ranks_regimes_on_dev_and_shows_logs_and_closed_models_a
                      r"participant's own log", low)
     plot = board[board.index("<svg"):board.index("</svg>")]
     assert "closedteam" not in plot and "fastteam" in plot
+    with (campaign["site"] / "downloads" / "longform-en-es" / "summary.csv").open(encoding="utf-8") as fh:
+        rows = {(r["submission"], r["dataset"]): r for r in csv.DictReader(fh)}
+    assert rows[("closed", "test")]["models"] == "closed" and rows[("fast", "test")]["models"] == "open"
+    assert rows[("slow", "test")]["log"] == "True" and rows[("slow", "test")]["hardware"] == "2x H100 80GB"
+    page = (campaign["site"] / "runs" / "slow-test" / "index.html").read_text(encoding="utf-8")
+    assert 'class="badge b-log"' in page and "hardware: 2x H100 80GB" in page
 
 
 def test_submission_yaml_fields_are_strict(tmp_path) -> None:
@@ -186,3 +202,34 @@ def test_regime_from_is_strict(tmp_path) -> None:
     done = harness("check-config", str(config))
     assert done.returncode != 0
     assert "tracks[0].regime_from: 'dve' is not one of dev, test; did you mean 'dev'?" in done.stdout + done.stderr
+
+
+def test_a_short_form_simuleval_log_is_scored_against_the_dataset(tmp_path) -> None:
+    udhr = ROOT / "data" / "udhr"
+    subs = tmp_path / "subs"
+    for name, source, refs in (("good", "dev", "dev"), ("others", "test", "test")):
+        folder = subs / name
+        folder.mkdir(parents=True)
+        simuleval_log(udhr / f"{source}.en", udhr / f"{refs}.es", folder / "instances.log")
+        (folder / "submission.yaml").write_text(f"team: {name}\nsystem: waitk\ntrack: text-en-es\n"
+                                                "logs: {dev: instances.log}\nhardware: 1 CPU core\n")
+    shuffled = subs / "shuffled"
+    shutil.copytree(subs / "good", shuffled)
+    lines = (shuffled / "instances.log").read_text(encoding="utf-8").splitlines()
+    swapped = [json.loads(lines[1]) | {"index": 0}, json.loads(lines[0]) | {"index": 1}]
+    (shuffled / "instances.log").write_text("\n".join([json.dumps(x) for x in swapped] + lines[2:]) + "\n")
+    done = harness("evaluate", str(subs), "--config", str(ROOT / "configs" / "demo.yaml"), "--output",
+                   str(tmp_path / "results"), "--dataset", "dev", env=NO_DOCKER)
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = runs_of(tmp_path / "results")
+    good = runs[("good", "dev")]
+    assert good["status"] == "ok" and good["log"] is True
+    assert good["scores"]["BLEU"]["score"] == pytest.approx(100)  # the dataset's references, not the log's
+    assert "LAAL" in good["scores"] and not any(k.endswith("_CA") for k in good["scores"])  # text: no CA
+    others = runs[("others", "dev")]
+    assert others["status"] == "invalid_submission"
+    assert others["reason"] == (f"{(subs / 'others').resolve() / 'submission.yaml'}: logs.dev: "
+                                f"{(subs / 'others').resolve() / 'instances.log'}: 20 instances, but dataset 'dev' "
+                                f"has 40 ({udhr.resolve() / 'dev.en'})")
+    assert re.search(r"instances\.log: instance 0: source 'Whereas .*' is not dataset 'dev''s 'Whereas .*' \(a log "
+                     r"of other instances\?\)$", runs[("shuffled", "dev")]["reason"])
