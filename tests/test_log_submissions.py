@@ -233,3 +233,37 @@ def test_a_short_form_simuleval_log_is_scored_against_the_dataset(tmp_path) -> N
                                 f"has 40 ({udhr.resolve() / 'dev.en'})")
     assert re.search(r"instances\.log: instance 0: source 'Whereas .*' is not dataset 'dev''s 'Whereas .*' \(a log "
                      r"of other instances\?\)$", runs[("shuffled", "dev")]["reason"])
+
+
+def test_harness_check_reads_the_logs_against_the_datasets(tmp_path) -> None:
+    config = regime_config(tmp_path)
+    sub = log_submission(tmp_path / "s", lags={"dev": 500, "test": 500})
+    done = harness("check", str(sub), "--config", str(config), env=NO_DOCKER)
+    assert done.returncode == 0, done.stdout
+    assert "logs.test: simulstream log, 1 recording(s) of dataset 'test'" in done.stdout
+    assert "image" not in done.stdout.replace("no image", "")  # nothing to build, no Docker asked
+    simulstream_log("dev", sub / "test.jsonl", 500)
+    done = harness("check", str(sub), "--config", str(config), env=NO_DOCKER)
+    assert done.returncode == 1
+    assert (f"error: {sub.resolve() / 'submission.yaml'}: logs.test: {sub.resolve() / 'test.jsonl'}: its recordings "
+            "(udhr-talk.wav) are not dataset 'test''s (udhr-long.wav): a log of other recordings?") in done.stdout
+
+
+def test_a_log_submission_resumes_by_the_content_of_its_log(tmp_path) -> None:
+    udhr = ROOT / "data" / "udhr"
+    sub = tmp_path / "subs" / "waitk"
+    sub.mkdir(parents=True)
+    simuleval_log(udhr / "dev.en", udhr / "dev.es", sub / "dev.log", k=3)
+    (sub / "submission.yaml").write_text("team: t\nsystem: s\ntrack: text-en-es\nlogs: {dev: dev.log}\n"
+                                         "hardware: 1 CPU core\n")
+    args = ["evaluate", str(sub), "--config", str(ROOT / "configs" / "demo.yaml"), "--output",
+            str(tmp_path / "results"), "--dataset", "dev"]
+    manifest = tmp_path / "results" / "waitk" / "manifest.json"
+    assert harness(*args, env=NO_DOCKER).returncode == 0
+    first = runs_of(tmp_path / "results")[("waitk", "dev")]["scores"]["LAAL"]["score"]
+    assert harness(*args, "--resume", env=NO_DOCKER).returncode == 0
+    assert json.loads(manifest.read_text())["runs"]["dev"].get("resumed") is True
+    simuleval_log(udhr / "dev.en", udhr / "dev.es", sub / "dev.log", k=5)  # a new log: scored again
+    assert harness(*args, "--resume", env=NO_DOCKER).returncode == 0
+    assert "resumed" not in json.loads(manifest.read_text())["runs"]["dev"]
+    assert runs_of(tmp_path / "results")[("waitk", "dev")]["scores"]["LAAL"]["score"] > first

@@ -218,14 +218,12 @@ class SubmissionJob:
 
     def _log_datasets(self, sub: Submission, track: Track) -> list[dict[str, Any]]:
         """A log submission: each requested dataset it has a log for, scored from that log (nothing is built)."""
-        from harness.fields import suggest
+        from harness.batch.logsub import unknown_dataset
 
         for name in sub.logs:
-            if name not in track.datasets:
-                guess = suggest(name, track.datasets)
-                hint = f"; did you mean {guess!r}?" if guess else f" (has: {', '.join(track.datasets)})"
-                raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, f"{sub.yaml_path}: logs.{name}: track "
-                                               f"{track.name!r} has no dataset {name!r}{hint}"))
+            if (problem := unknown_dataset(name, track)) is not None:
+                raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, f"{sub.yaml_path}: logs.{name}: "
+                                               f"{problem}"))
         self.man["hardware"] = {"declared": sub.hardware}  # the host's is not what made the logs
         chosen = [ds for ds in self.opts.datasets if ds in sub.logs]
         if not chosen:

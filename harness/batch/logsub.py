@@ -16,7 +16,18 @@ from harness.config import Dataset, Track
 from harness.errors import HarnessError
 from harness.runlog import LogWriter, read_instances, validate_record
 
-__all__ = ["log_format", "log_records", "write_records"]
+__all__ = ["log_format", "log_records", "unknown_dataset", "write_records"]
+
+
+def unknown_dataset(name: str, track: Track) -> str | None:
+    """Why `logs.NAME` names no dataset of `track` (with a suggestion), or None when it names one."""
+    from harness.fields import suggest
+
+    if name in track.datasets:
+        return None
+    guess = suggest(name, track.datasets)
+    hint = f"; did you mean {guess!r}?" if guess else f" (has: {', '.join(track.datasets)})"
+    return f"track {track.name!r} has no dataset {name!r}{hint}"
 
 
 def log_format(log: Path, track: Track) -> str:
