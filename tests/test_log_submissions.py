@@ -267,3 +267,28 @@ def test_a_log_submission_resumes_by_the_content_of_its_log(tmp_path) -> None:
     assert harness(*args, "--resume", env=NO_DOCKER).returncode == 0
     assert "resumed" not in json.loads(manifest.read_text())["runs"]["dev"]
     assert runs_of(tmp_path / "results")[("waitk", "dev")]["scores"]["LAAL"]["score"] > first
+
+
+def test_only_timed_runs_sort_by_computation_aware_latency(campaign, tmp_path) -> None:
+    """A run the harness timed keeps its CA value for sorting; a log submission's CA cell is shown, not sortable."""
+    results = tmp_path / "results"
+    shutil.copytree(campaign["results"], results)
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    for run in summary["runs"]:
+        if run["submission"] == "late":  # as if the harness had run it from an image
+            run.pop("log"), run.pop("hardware")
+    (results / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    done = harness("leaderboard", str(results), "--config", str(campaign["config"]), "--output",
+                   str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    high = _section(html[html.index('id="longform-en-es-test"'):], "Regime “high”")  # holds fast and late
+    rows = {m.group(1): m.group(2) for m in re.finditer(r'class="team">(\w+)</a>(.*?)</tr>', high, re.S)}
+    late = summary_score(summary, "late", "LongYAAL_CA")
+    assert f'<td class="num" data-value="{late}">' in rows["lateteam"] and "log-ca" not in rows["lateteam"]
+    assert '<td class="num log-ca" data-value=""' in rows["fastteam"]
+
+
+def summary_score(summary: dict, submission: str, key: str) -> float:
+    return next(r["scores"][key]["score"] for r in summary["runs"] if (r["submission"], r["dataset"]) ==
+                (submission, "test"))
