@@ -149,7 +149,7 @@ def test_the_leaderboard_ranks_regimes_on_dev_and_shows_logs_and_closed_models_a
     not_ranked = _section(board, "<h3>Not ranked</h3>")
     assert "nodevteam" in not_ranked and "no dev result: not ranked" in not_ranked
     assert "wrongteam" in not_ranked and "typoteam" in not_ranked
-    closed = _section(board, "Closed-model systems")
+    closed = _section(board, "<h3>Closed-model systems")
     assert "closedteam" in closed and "closed models</span>" in closed
     assert "closedteam" not in low + high + not_ranked
     # log badge and declared hardware; CA latency shown with its note, left out of sorting
@@ -159,6 +159,8 @@ def test_the_leaderboard_ranks_regimes_on_dev_and_shows_logs_and_closed_models_a
                      r"participant's own log", low)
     plot = board[board.index("<svg"):board.index("</svg>")]
     assert "closedteam" not in plot and "fastteam" in plot
+    assert "its dev-set latency, so its point may lie outside its regime's band" in board
+    assert "Closed-model systems are not plotted." in board
     with (campaign["site"] / "downloads" / "longform-en-es" / "summary.csv").open(encoding="utf-8") as fh:
         rows = {(r["submission"], r["dataset"]): r for r in csv.DictReader(fh)}
     assert rows[("closed", "test")]["models"] == "closed" and rows[("fast", "test")]["models"] == "open"
