@@ -294,3 +294,27 @@ def test_only_timed_runs_sort_by_computation_aware_latency(campaign, tmp_path) -
 def summary_score(summary: dict, submission: str, key: str) -> float:
     return next(r["scores"][key]["score"] for r in summary["runs"] if (r["submission"], r["dataset"]) ==
                 (submission, "test"))
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("", "names no recording"),
+    ("hello\n", "line 1: not JSON (Expecting value)"),
+    ('{"id": 0, "metadata": {"wav_name": "udhr-talk.wav"}}\n{"id": 0, "computation_time": 0.1, '
+     '"generated_tokens": ["a"], "deleted_tokens": []}\n', "a line lacks the field 'total_audio_processed'"),
+    ('{"id": 0, "metadata": {"wav_name": "udhr-talk.wav"}}\n{"id": 0, "total_audio_processed": "x", '
+     '"computation_time": 0.1, "generated_tokens": ["a"], "deleted_tokens": []}\n',
+     "a field of the wrong type (could not convert string to float: 'x')"),
+    ('{"source": ["udhr-talk.wav"], "prediction": "a b", "delays": [5000, 1000]}\n',
+     "recording udhr-talk.wav: delays decrease at position 1 (5000 -> 1000)"),
+])
+def test_a_malformed_log_is_one_line_naming_it(tmp_path, text, problem) -> None:
+    from harness.batch.logsub import log_records
+    from harness.config import load_config
+    from harness.errors import HarnessError
+
+    track = load_config(regime_config(tmp_path)).track("longform-en-es")
+    log = tmp_path / "dev.jsonl"
+    log.write_text(text, encoding="utf-8")
+    with pytest.raises(HarnessError) as info:
+        log_records(log, track, track.dataset("dev"), "sub/submission.yaml: logs.dev")
+    assert str(info.value) == f"sub/submission.yaml: logs.dev: {log}: {problem}"

@@ -44,6 +44,10 @@ def log_records(log: Path, track: Track, ds: Dataset, where: str) -> list[dict[s
     except HarnessError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise HarnessError(f"{where}: {log}: {message.removeprefix(f'{log}: ')}") from None
+    except KeyError as exc:  # a line of the foreign reader's format without a field it needs
+        raise HarnessError(f"{where}: {log}: a line lacks the field {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise HarnessError(f"{where}: {log}: a field of the wrong type ({str(exc).splitlines()[0][:200]})") from None
     return records
 
 
@@ -54,6 +58,8 @@ def _longform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
     assert ds.segmentation is not None  # a long-form dataset has one (harness.config)
     records = read_simulstream_log(log) if is_simulstream_log(log) else read_jsonl_hypotheses(log)
     given = sorted({Path(r["source"][0]).name for r in records})
+    if not given:
+        raise HarnessError("names no recording")
     wanted = sorted({Path(wav).name for wav, _, _ in read_segmentation(ds.segmentation)})
     if sorted({Path(n).stem for n in given}) != sorted({Path(n).stem for n in wanted}):
         raise HarnessError(f"its recordings ({', '.join(given)[:200]}) are not dataset {ds.name!r}'s "
