@@ -41,7 +41,7 @@ BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
-                 "segmentation", "resegmentation", "longform_end", "anticipation")
+                 "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text")
@@ -103,6 +103,8 @@ class Track:
     resegmentation: str = "softsegmenter"
     longform_end: str = "reference"  # LongYAAL's end of a recording: its last reference sentence, or its audio's end
     anticipation: bool = False  # Average Anticipation of the references and of every run (text tracks)
+    #: the dataset whose run decides a submission's latency regime on every dataset (None: each run's own latency)
+    regime_from: str | None = None
 
     @property
     def is_longform(self) -> bool:
@@ -382,7 +384,17 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         resegmentation=resegmentation,
         longform_end=longform_end,
         anticipation=_anticipation(r, m, where, modality),
+        regime_from=_regime_from(r, m, where, datasets),
     )
+
+
+def _regime_from(r: _Reader, m: dict[str, Any], where: str, datasets: dict[str, Dataset]) -> str | None:
+    """`regime_from: dev`: the dataset (of this track) whose primary latency decides every submission's regime."""
+    value = r.get(m, "regime_from", where, str, None)
+    if value is not None and datasets and value not in datasets:
+        r.collect(r.fail(f"{where}.regime_from", f"{not_one_of(value, tuple(datasets))} (the track's datasets)"))
+        return None
+    return value
 
 
 def _anticipation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> bool:

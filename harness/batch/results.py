@@ -94,8 +94,33 @@ def previous_runs(output: Path) -> list[dict[str, Any]]:
     return [r for r in doc["runs"] if isinstance(r, dict)]
 
 
+def regime_notes(config: TaskConfig, runs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """{(submission, dataset): why it is not ranked} for the scored runs of a track with `regime_from` whose
+    submission has no complete, scored run on that dataset (its regime cannot be decided)."""
+    notes: dict[tuple[str, str], str] = {}
+    for track in config.tracks:
+        if track.regime_from is None:
+            continue
+        mine = [r for r in runs if r.get("track") == track.name]
+        decided = {r.get("submission") for r in mine if r.get("dataset") == track.regime_from
+                   and r.get("status") == "ok" and not r.get("partial")
+                   and isinstance((r.get("scores") or {}).get(track.primary_latency), dict)}
+        for r in mine:
+            if r.get("submission") not in decided and r.get("scores") and r.get("status") == "ok":
+                notes[(str(r.get("submission")), str(r.get("dataset")))] = (
+                    f"no {track.regime_from} result: not ranked (track {track.name!r} decides regimes by the "
+                    f"{track.primary_latency} of the {track.regime_from} run)")
+    return notes
+
+
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
-    """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`)."""
+    """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`). A run
+    whose regime cannot be decided (`regime_notes`) says why in `not_ranked`."""
+    notes = regime_notes(config, runs)
+    for r in runs:
+        r.pop("not_ranked", None)
+        if (note := notes.get((str(r.get("submission")), str(r.get("dataset"))))) is not None:
+            r["not_ranked"] = note
     summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
                "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}

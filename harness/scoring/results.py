@@ -6,7 +6,8 @@
 - `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
   scored run against the board's best on the track's primary quality and latency metrics, over the instances
   both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
-  the order the leaderboard ranks in.
+  the order the leaderboard ranks in. Systems built on closed models (`models: closed`) are ranked apart, and runs
+  whose regime cannot be decided (`not_ranked`) are not ranked: they are neither the best nor tested against it.
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
                         for name, ds in track.datasets.items()
                         if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
         for dataset in track.datasets:
-            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
+            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset
+                     and r.get("models") != "closed" and not r.get("not_ranked")]
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
                 written.append(write_json(results.significance(track.name, dataset), out, ensure_ascii=False,
