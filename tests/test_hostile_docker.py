@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from harness import layout
-from harness.batch.evaluate import EvaluateOptions, evaluate
 from harness.batch.progress import Progress
+from harness.batch.scheduler import EvaluateOptions, evaluate
 from harness.config import load_config
 from harness.intake.discover import discover
 from harness.run import deadlines

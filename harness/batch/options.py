@@ -1,5 +1,5 @@
 """What one `harness evaluate` (or `harness validate`) is asked to do: its options, read by the scheduler
-(`batch.evaluate`) and by each submission's job (`batch.job`)."""
+(`batch.scheduler`) and by each submission's job (`batch.job`)."""
 
 from __future__ import annotations
 

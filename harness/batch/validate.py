@@ -132,7 +132,7 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
                     progress: Progress | None = None) -> Report:
     """The organizer's pipeline on one submission and one dataset (`output` already checked by the caller, see
     batch/outdir.py); `progress` shows the run as `harness evaluate` does (default: nothing)."""
-    from harness.batch.evaluate import EvaluateOptions, evaluate
+    from harness.batch.scheduler import EvaluateOptions, evaluate
     from harness.images.checks import DEFAULT_MAX_IMAGE_BYTES
     from harness.intake.discover import SubmissionRef
     from harness.run.sandbox import parse_bytes

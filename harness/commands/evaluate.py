@@ -53,9 +53,9 @@ def install_signal_handlers() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.batch.evaluate import evaluate, load_options
     from harness.batch.outdir import check_results_folder
     from harness.batch.report import failed_runs, not_ranked_runs
+    from harness.batch.scheduler import evaluate, load_options
     from harness.errors import HarnessError
 
     if args.workers < 1:
