@@ -176,7 +176,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=command, config=config, track=track,
                    dataset=track.dataset(dataset), out_dir=run_dir.resolve(), interface=sub.interface,
-                   participant_port=sub.port)
+                   participant_port=sub.port, prepare=sub.prepare or None)
     shown = progress or quiet_progress()
     shown.add(sub.id, dataset)
 

@@ -21,7 +21,7 @@ __all__ = ["BuildSpec", "Submission", "load_submission"]
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config")
+           "port", "speech_processor_config", "prepare")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
@@ -56,6 +56,7 @@ class Submission:
     interface: str = "harness"
     port: int | None = None  # the agent server's port (agent-server interfaces)
     speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
+    prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -141,6 +142,7 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         interface=interface,
         port=port,
         speech_processor_config=spc,
+        prepare=_prepare(raw.get("prepare"), fail),
         raw=raw,
     )
 
@@ -180,3 +182,15 @@ def _command(value: Any, fail: Any, optional: bool = False) -> tuple[str, ...]:
     if value is None:
         raise fail("command", "missing required field (the client command run inside the container)")
     raise fail("command", f"expected a non-empty string or list of strings, got {value!r}")
+
+
+def _prepare(value: Any, fail: Any) -> tuple[str, ...]:
+    """The `prepare:` command's argv (a string runs under /bin/sh -c); empty without one."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.strip():
+        return ("/bin/sh", "-c", value.strip())
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise fail("prepare", f"expected a non-empty string or list of strings (a command run once before the "
+                          f"evaluation, in the image, network off), got {value!r}")
