@@ -30,6 +30,7 @@ def make_pdf(path: Path, text: str = PAPER_TEXT) -> Path:
 
 def make_context_task(root: Path, extra_limits: str = "") -> Path:
     """Sources, references, `papers/talk1.pdf`, the list `context.txt` and `task.yaml`; the config path."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "src.en").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     (root / "ref.es").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     (root / "papers").mkdir(exist_ok=True)

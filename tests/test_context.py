@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from context_task import make_context_task
-from templates_util import TEMPLATES, harness, records
 
 from harness.config import load_config, require_dataset_files
 from harness.errors import ConfigError, SubmissionError
 from harness.intake.submission import load_submission
+from tests.context_task import make_context_task
+from tests.templates_util import TEMPLATES, harness, records
 
 AGENT = TEMPLATES / "context_terms" / "agent.py"
 
