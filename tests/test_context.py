@@ -103,5 +103,6 @@ def test_validate_no_docker_runs_prepare_and_hands_its_output_to_the_run(tmp_pat
     proc = subprocess.run(harness("validate", str(sub), "--config", str(cfg), "--dataset", "dev", "--no-docker",
                                   "--output", str(out)), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(before the run; not part of any latency)" in proc.stdout
     assert "4 terms" in (out / "ctx" / "dev" / "prepare.log").read_text(encoding="utf-8")
     assert records(out / "ctx" / "dev")[0][0] == "We stream with SimulStream today"
