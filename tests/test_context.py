@@ -106,3 +106,21 @@ def test_validate_no_docker_runs_prepare_and_hands_its_output_to_the_run(tmp_pat
     assert "(before the run; not part of any latency)" in proc.stdout
     assert "4 terms" in (out / "ctx" / "dev" / "prepare.log").read_text(encoding="utf-8")
     assert records(out / "ctx" / "dev")[0][0] == "We stream with SimulStream today"
+
+
+def test_the_documents_are_part_of_the_runs_identity(tmp_path: Path) -> None:
+    """A changed paper is another run: `harness run --resume` refuses it, and the batch's resume key changes."""
+    from harness.batch.manifest import dataset_hashes
+    from tests.context_task import make_pdf
+
+    cfg = make_context_task(tmp_path)
+    ds = load_config(cfg).track("text-en-es-context").dataset("dev")
+    before = dataset_hashes(ds, "text")
+    assert str((tmp_path / "papers" / "talk1.pdf").resolve()) in before
+    assert _run(cfg, "text-en-es-context", tmp_path / "run").returncode == 0
+    make_pdf(tmp_path / "papers" / "talk1.pdf", "Another paper entirely.")
+    assert dataset_hashes(ds, "text") != before
+    proc = subprocess.run(harness("run", "--config", str(cfg), "--track", "text-en-es-context", "--dataset", "dev",
+                                  "--agent", str(AGENT), "--output", str(tmp_path / "run"), "--resume"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "the context document talk1.pdf file of dev changed" in proc.stderr, proc.stderr

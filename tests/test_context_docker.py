@@ -54,9 +54,9 @@ def _template(subs: Path, name: str, track: str, command: str | None = None, pre
     (folder / "submission.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _evaluate(subs: Path, cfg: Path, out: Path) -> dict[str, dict]:
+def _evaluate(subs: Path, cfg: Path, out: Path, *extra: str) -> dict[str, dict]:
     proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(cfg), "--output",
-                           str(out), "--dataset", "dev"], capture_output=True, text=True, timeout=1800)
+                           str(out), "--dataset", "dev", *extra], capture_output=True, text=True, timeout=1800)
     assert (out / "summary.json").is_file(), proc.stderr
     return {r["submission"]: r for r in json.loads(ResultsDir(out).summary.read_text())["runs"]}
 
@@ -102,3 +102,31 @@ def test_a_prepare_that_fails_or_outlives_its_limit_ends_the_run(tmp_path: Path)
     assert runs["badprep"]["status"] == "crash"
     assert runs["badprep"]["reason"] == "prepare: exited with code 3: no such paper"
     assert "preparing" in ResultsDir(tmp_path / "results").run("slowprep", "dev").prepare_log.read_text()
+
+
+@pytest.fixture()
+def swarm():
+    """This engine as a single-node swarm manager (as tests/test_swarm_docker.py makes it); left if made here."""
+    from harness.run.docker_backend import docker_api
+
+    made = str((docker_api().info().get("Swarm") or {}).get("LocalNodeState")) != "active"
+    if made:
+        subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], capture_output=True, text=True,
+                       check=True)
+    yield
+    if made:
+        subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True, text=True, check=True)
+
+
+def test_a_single_node_swarm_gives_the_same_context_and_prepare(swarm, tmp_path: Path) -> None:
+    cfg = make_context_task(tmp_path / "task")
+    subs = tmp_path / "subs"
+    _template(subs, "probe", "text-en-es-context", PROBE_COMMAND, PROBE_PREPARE)
+    out = tmp_path / "results"
+    runs = _evaluate(subs, cfg, out, "--backend", "swarm")
+    assert runs["probe"]["status"] == "ok", runs["probe"]
+    run = ResultsDir(out).run("probe", "dev")
+    log = run.client_log.read_text(encoding="utf-8")
+    assert "LIST=/context/context.list PREPARED=/prepared" in log and "/context/docs/000-talk1.pdf" in log
+    assert "CONTEXT-RO" in log and "PREPARED-RO" in log and "NET-OFF" in log
+    assert records(run.path)[0][0] == "We stream with SimulStream today"
