@@ -75,7 +75,10 @@ def test_context_reaches_the_container_read_only_and_prepare_runs_offline(tmp_pa
     template = results.run("template", "dev")
     assert "4 terms" in template.prepare_log.read_text(encoding="utf-8")
     assert records(template.path)[0][0] == "We stream with SimulStream today"
-    timings = json.loads(results.submission("template").manifest.read_text())["runs"]["dev"]["timings"]
+    entry = json.loads(results.submission("template").manifest.read_text())["runs"]["dev"]
+    timings = entry["timings"]
+    mounts = {m["destination"]: m["rw"] for m in entry["isolation"]["mounts"]}  # read back from docker inspect
+    assert mounts == {"/context": False, "/prepared": False}
     assert timings["prepare_s"] > 0
     assert read_run_meta(template)["manifest"]["timings"]["prepare_s"] == timings["prepare_s"]
     # the probe: the list rewritten to the mount, both folders read-only, and prepare had only loopback
@@ -89,6 +92,8 @@ def test_context_reaches_the_container_read_only_and_prepare_runs_offline(tmp_pa
     assert "NO-CONTEXT" in plain.client_log.read_text(encoding="utf-8")
     assert records(plain.path)[0][0] == "we stream with simulstream today"
     assert not plain.prepare_log.exists()
+    plain_entry = json.loads(results.submission("plain").manifest.read_text())["runs"]["dev"]
+    assert plain_entry["isolation"]["mounts"] == [] and "prepare_s" not in plain_entry["timings"]
 
 
 def test_a_prepare_that_fails_or_outlives_its_limit_ends_the_run(tmp_path: Path) -> None:
@@ -130,3 +135,5 @@ def test_a_single_node_swarm_gives_the_same_context_and_prepare(swarm, tmp_path:
     assert "LIST=/context/context.list PREPARED=/prepared" in log and "/context/docs/000-talk1.pdf" in log
     assert "CONTEXT-RO" in log and "PREPARED-RO" in log and "NET-OFF" in log
     assert records(run.path)[0][0] == "We stream with SimulStream today"
+    entry = json.loads(ResultsDir(out).submission("probe").manifest.read_text())["runs"]["dev"]
+    assert entry["isolation"]["backend"] == "swarm" and entry["timings"]["prepare_s"] > 0
