@@ -34,7 +34,8 @@ PLAIN_COMMAND = ('echo "LIST=${HARNESS_CONTEXT_LIST:-none} PREPARED=${HARNESS_PR
                  'ls /context 2>/dev/null || echo NO-CONTEXT; ' + CLIENT)
 
 
-def _template(subs: Path, name: str, track: str, command: str | None = None, prepare: str | None = None) -> None:
+def _template(subs: Path, name: str, track: str, command: str | None = None,
+              prepare: str | list[str] | None = None) -> None:
     """A copy of agent_templates/context_terms (FROM this checkout's base), with its own track/commands."""
     from agent_templates.fill_wheels import fill
 
@@ -101,7 +102,10 @@ def test_a_prepare_that_fails_or_outlives_its_limit_ends_the_run(tmp_path: Path)
     subs = tmp_path / "subs"
     _template(subs, "slowprep", "text-en-es-context", prepare="echo preparing; sleep 300")
     _template(subs, "badprep", "text-en-es-context", prepare="echo no such paper >&2; exit 3")
+    _template(subs, "noexe", "text-en-es-context", prepare=["/no/such/prepare"])
     runs = _evaluate(subs, cfg, tmp_path / "results")
+    assert runs["noexe"]["status"] == "crash"
+    assert runs["noexe"]["reason"] == "prepare: executable file not found: /no/such/prepare"
     assert runs["slowprep"]["status"] == "timeout"
     assert runs["slowprep"]["reason"] == "prepare: did not finish within limits.prepare_timeout_s (2 s)"
     assert runs["badprep"]["status"] == "crash"
@@ -137,3 +141,20 @@ def test_a_single_node_swarm_gives_the_same_context_and_prepare(swarm, tmp_path:
     assert records(run.path)[0][0] == "We stream with SimulStream today"
     entry = json.loads(ResultsDir(out).submission("probe").manifest.read_text())["runs"]["dev"]
     assert entry["isolation"]["backend"] == "swarm" and entry["timings"]["prepare_s"] > 0
+
+
+def test_prepare_asks_for_the_runs_gpus(tmp_path: Path) -> None:
+    """`limits.gpus` reaches the prepare container, which starts first: on an engine without the NVIDIA runtime
+    the run ends at prepare, on the engine's refusal of the GPU request (a GPU host runs it on its GPUs)."""
+    from harness.run.docker_backend import docker_api
+
+    if "nvidia" in (docker_api().info().get("Runtimes") or {}):
+        pytest.skip("this engine has the NVIDIA runtime: the request would be granted")
+    cfg = make_context_task(tmp_path / "task", "limits: {gpus: 1}\n")
+    subs = tmp_path / "subs"
+    _template(subs, "gpuprep", "text-en-es-context", prepare="echo PREPARE-STARTED")
+    out = tmp_path / "results"
+    run = _evaluate(subs, cfg, out)["gpuprep"]
+    assert run["status"] == "infra_error" and "nvidia" in run["reason"], run
+    entry = json.loads(ResultsDir(out).submission("gpuprep").manifest.read_text())["runs"]["dev"]
+    assert "prepare_s" not in entry["timings"] and "startup_s" not in entry["timings"]

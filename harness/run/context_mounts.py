@@ -114,7 +114,7 @@ def run_prepare(api: Any, spec: RunSpec, stage: ContextStage, user: str, run_dir
         host_config=api.create_host_config(**host_config))["Id"]
     t0 = time.monotonic()
     try:
-        api.start(cid)
+        _start(api, cid)
         code = wait_exit(api, cid, limits.prepare_timeout_s)
         timings["prepare_s"] = time.monotonic() - t0
         if code is None:
@@ -127,6 +127,19 @@ def run_prepare(api: Any, spec: RunSpec, stage: ContextStage, user: str, run_dir
                                       log_tail(run_dir.prepare_log))
     if failed is not None:
         raise failed
+
+
+def _start(api: Any, cid: str) -> None:
+    """Start the prepare container; a command the engine cannot run is the submission's `crash`."""
+    import docker
+
+    try:
+        api.start(cid)
+    except docker.errors.APIError as exc:
+        reason = failures.start_failure(str(exc))
+        if reason is None:
+            raise
+        raise failures.PrepareFailed(failures.CRASH, f"prepare: {reason}") from None
 
 
 def _save_log(api: Any, cid: str, path: Path) -> None:
