@@ -155,6 +155,7 @@ def test_prepare_asks_for_the_runs_gpus(tmp_path: Path) -> None:
     _template(subs, "gpuprep", "text-en-es-context", prepare="echo PREPARE-STARTED")
     out = tmp_path / "results"
     run = _evaluate(subs, cfg, out)["gpuprep"]
-    assert run["status"] == "infra_error" and "nvidia" in run["reason"], run
+    assert run["status"] == "infra_error", run
+    assert run["reason"].startswith("prepare: the engine could not start it: ") and "nvidia" in run["reason"]
     entry = json.loads(ResultsDir(out).submission("gpuprep").manifest.read_text())["runs"]["dev"]
     assert "prepare_s" not in entry["timings"] and "startup_s" not in entry["timings"]

@@ -130,7 +130,8 @@ def run_prepare(api: Any, spec: RunSpec, stage: ContextStage, user: str, run_dir
 
 
 def _start(api: Any, cid: str) -> None:
-    """Start the prepare container; a command the engine cannot run is the submission's `crash`."""
+    """Start the prepare container; a command the engine cannot run is the submission's `crash`, any other refusal
+    (a GPU request this engine cannot grant) the harness's `infra_error`, both named as the prepare step's."""
     import docker
 
     try:
@@ -138,7 +139,8 @@ def _start(api: Any, cid: str) -> None:
     except docker.errors.APIError as exc:
         reason = failures.start_failure(str(exc))
         if reason is None:
-            raise
+            detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
+            raise failures.InfraError(f"prepare: the engine could not start it: {detail}") from None
         raise failures.PrepareFailed(failures.CRASH, f"prepare: {reason}") from None
 
 
