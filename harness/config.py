@@ -41,12 +41,19 @@ BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
-                 "segmentation", "resegmentation", "longform_end", "anticipation")
+                 "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context")
 _MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus")
 PRECISIONS = ("fp16", "fp32")
+#: each neural metric's reference scorer's precision: comet-score halves the model, bleurt-pytorch does not
+_PRECISION_DEFAULTS = {"BLEURT": "fp32"}
+
+
+def default_precision(metric: str) -> str:
+    """The precision a neural metric runs in when the config does not say (its reference scorer's)."""
+    return _PRECISION_DEFAULTS.get(metric, "fp16")
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,8 @@ class Track:
     resegmentation: str = "softsegmenter"
     longform_end: str = "reference"  # LongYAAL's end of a recording: its last reference sentence, or its audio's end
     anticipation: bool = False  # Average Anticipation of the references and of every run (text tracks)
+    #: the dataset whose run decides a submission's latency regime on every dataset (None: each run's own latency)
+    regime_from: str | None = None
 
     @property
     def is_longform(self) -> bool:
@@ -154,11 +163,12 @@ class SwarmSettings:
 
 @dataclass(frozen=True)
 class ModelMetric:
-    """How a neural metric (COMET, XCOMET) is computed: its checkpoint and inference settings.
+    """How a neural metric (COMET, XCOMET, BLEURT) is computed: its checkpoint and inference settings.
 
     `model` is a COMET model folder (`checkpoints/model.ckpt` beside `hparams.yaml`, as on Hugging Face) or the
-    `.ckpt` file itself. The defaults are `comet-score`'s (batch 16, half precision); `gpus: 1` runs on the GPU
-    given to scoring, `0` on the CPU.
+    `.ckpt` file itself; for BLEURT, a bleurt-pytorch checkpoint folder (`config.json`, weights, tokenizer). The
+    defaults are the reference scorer's (batch 16; half precision for COMET as comet-score, full for BLEURT);
+    `gpus: 1` runs on the GPU given to scoring, `0` on the CPU.
     """
 
     name: str
@@ -413,7 +423,17 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         resegmentation=resegmentation,
         longform_end=longform_end,
         anticipation=_anticipation(r, m, where, modality),
+        regime_from=_regime_from(r, m, where, datasets),
     )
+
+
+def _regime_from(r: _Reader, m: dict[str, Any], where: str, datasets: dict[str, Dataset]) -> str | None:
+    """`regime_from: dev`: the dataset (of this track) whose primary latency decides every submission's regime."""
+    value = r.get(m, "regime_from", where, str, None)
+    if value is not None and datasets and value not in datasets:
+        r.collect(r.fail(f"{where}.regime_from", f"{not_one_of(value, tuple(datasets))} (the track's datasets)"))
+        return None
+    return value
 
 
 def _anticipation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> bool:
@@ -579,8 +599,8 @@ def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMe
         gpus = r.get(b, "gpus", where, int, 0)
         if gpus not in (0, 1):
             raise r.fail(f"{where}.gpus", f"expected 0 (CPU) or 1 (the GPU given to scoring), got {gpus}")
-        out[name] = ModelMetric(name, model, batch_size, r.choice(b, "precision", where, PRECISIONS, "fp16"), gpus,
-                                f"{r.path}: {where}")
+        precision = r.choice(b, "precision", where, PRECISIONS, default_precision(name))
+        out[name] = ModelMetric(name, model, batch_size, precision, gpus, f"{r.path}: {where}")
     return out
 
 

@@ -28,6 +28,7 @@ from harness.data.longform import match_recording, read_segmentation
 from harness.data.text import read_lines
 from harness.errors import HarnessError
 from harness.runlog.reader import validate_record
+from harness.yamlio import read_yaml
 
 __all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
            "read_foreign_log", "write_omnisteval_inputs", "write_simulstream_log"]
@@ -85,10 +86,7 @@ def read_jsonl_hypotheses(path: Path) -> list[dict[str, Any]]:
 def _detokenizer(config: Path | None) -> tuple[str, Any]:
     cfg: dict[str, Any] = {"detokenizer_type": "simuleval", "latency_unit": "word"}
     if config is not None:
-        try:
-            loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise HarnessError(f"{config}: cannot read the SimulStream eval config: {exc}") from None
+        loaded = read_yaml(Path(config), missing="SimulStream eval config not found") or {}
         cfg.update(loaded if isinstance(loaded, dict) else {})
     kind, unit = cfg.get("detokenizer_type"), cfg.get("latency_unit")
     if kind != "simuleval":

@@ -56,7 +56,7 @@ class MetricSpec:
     function: str  # `module:attribute` of the function computing it
     segmentation: str = "both"  # shortform | longform | both: the tracks it is computed on
     optional: bool = False  # computed only when a track (or --metrics) asks for it: its cost is not small
-    model: bool = False  # computed by a neural checkpoint the organizer names (COMET, XCOMET), not by sacrebleu
+    model: bool = False  # computed by a neural checkpoint the organizer names (COMET, XCOMET, BLEURT)
 
     @property
     def higher_is_better(self) -> bool:
@@ -149,6 +149,10 @@ REGISTRY: dict[str, MetricSpec] = {
                    "XCOMET (unbabel-comet): an explainable COMET model's score of each hypothesis given its source "
                    "and reference (0–1), averaged over sentences (the checkpoint the task names, e.g. XCOMET-XL).",
                    "both", False, "harness.metrics.comet.values:comet_values", model=True),
+        MetricSpec("BLEURT", "quality", HIGHER, "model",
+                   "BLEURT (bleurt-pytorch): a learned score of each hypothesis against its reference (no source), "
+                   "averaged over sentences, on the checkpoint's own scale (e.g. BLEURT-20: about 0-1).",
+                   "both", False, "harness.metrics.bleurt.values:bleurt_values", model=True),
         MetricSpec("NE", "stability", LOWER, "token",
                    "Normalized Erasure: words erased by re-translation revisions, over the final output length.",
                    "both", False, "harness.metrics.stability:corpus_normalized_erasure"),

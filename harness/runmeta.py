@@ -14,6 +14,10 @@ from harness import layout
 from harness.errors import HarnessError
 from harness.jsonio import write_json
 
+#: run.json's key for when the evaluation server first heard from the participant, on the server's clock:
+#: {"at": epoch seconds, "by": "request" (its first request) | "probe" (an agent server's first good probe)}
+FIRST_REQUEST = "first_request"
+
 
 def read_run_meta(run: layout.RunDir) -> dict[str, Any]:
     """run.json of a run folder ({} when absent); a HarnessError naming the file when unreadable."""

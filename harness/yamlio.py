@@ -13,9 +13,13 @@ from harness.errors import HarnessError
 __all__ = ["read_yaml", "read_text", "parse_yaml"]
 
 
-def parse_yaml(text: str, source: Path, error: type[HarnessError] = HarnessError) -> Any:
-    """The data of YAML `text` read from `source`; a syntax error is `error("SOURCE: line N: invalid YAML: ...")`."""
+def parse_yaml(text: str, source: Path, error: type[HarnessError] = HarnessError, *, fast: bool = False) -> Any:
+    """The data of YAML `text` read from `source`; a syntax error is `error("SOURCE: line N: invalid YAML: ...")`.
+
+    `fast` parses with libyaml's safe loader where PyYAML has it (the same data, 10x faster: long segmentations)."""
     try:
+        if fast:
+            return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -34,6 +38,7 @@ def read_text(path: Path, error: type[HarnessError] = HarnessError, *, missing: 
         raise error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def read_yaml(path: Path, error: type[HarnessError] = HarnessError, *, missing: str = "file not found") -> Any:
+def read_yaml(path: Path, error: type[HarnessError] = HarnessError, *, missing: str = "file not found",
+              fast: bool = False) -> Any:
     """The data of the YAML file `path`, with read_text's and parse_yaml's errors."""
-    return parse_yaml(read_text(path, error, missing=missing), path, error)
+    return parse_yaml(read_text(path, error, missing=missing), path, error, fast=fast)

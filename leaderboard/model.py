@@ -22,6 +22,7 @@ from harness.jsonio import read_json
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from harness.status import SCORED_STATUSES
+from leaderboard.compute import ComputeView, compute_view
 from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
@@ -91,6 +92,15 @@ class Run:
     slug: str = ""
     partial: bool = False
     key: str = ""  # the submission id as summary.json has it (uncapped: names files and significance entries)
+    log: bool = False  # scored from the participant's system log (its computation-aware latency is not ours)
+    hardware: str = ""  # a log submission's declared hardware
+    models: str = "open"  # `closed`: built on closed-source models, ranked apart
+    #: with `regime_from`, the primary latency of this submission's run on that dataset (None: it has none)
+    regime_latency: float | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.models == "closed"
 
     @property
     def scored(self) -> bool:
@@ -119,6 +129,11 @@ class Run:
             if lo is not None and hi is not None:
                 return (lo, hi)
         return None
+
+    @property
+    def compute(self) -> ComputeView:
+        """Its hardware (measured or declared), start-up time and real-time factor, from the manifest."""
+        return compute_view(self.manifest, self.dataset)
 
     @property
     def is_retranslation(self) -> bool:
@@ -170,18 +185,43 @@ class Board:
     significance_file: dict[str, Any] = field(default_factory=dict)
     #: Average Anticipation of each reference set (RESULTS/anticipation/<track>/<dataset>.json), {} when absent
     anticipation: dict[str, float] = field(default_factory=dict)
+    #: the dataset whose runs decide the regimes (`tracks[].regime_from`), None: each run's own latency
+    regime_from: str | None = None
 
     @property
     def slug(self) -> str:
         return slugify(f"{self.track}-{self.dataset}")
 
+    def _has_scores(self, r: Run) -> bool:
+        return r.scored and r.score(self.primary_quality) is not None
+
     @property
     def scored(self) -> list[Run]:
-        return [r for r in self.runs if r.scored and r.score(self.primary_quality) is not None]
+        """The runs of the main ranking: scored, open models, and (with `regime_from`) a result there."""
+        return [r for r in self.runs if self._has_scores(r) and not r.closed and self.regime_note(r) is None]
 
     @property
     def unranked(self) -> list[Run]:
-        return [r for r in self.runs if r not in self.scored]
+        """Open-model runs out of the ranking: failed, or without the result that decides their regime."""
+        return [r for r in self.runs if not r.closed and r not in self.scored]
+
+    @property
+    def closed(self) -> list[Run]:
+        """Systems built on closed models: ranked apart, by primary quality (scored ones first)."""
+        runs = [r for r in self.runs if r.closed]
+        scored = self.ranked([r for r in runs if self._has_scores(r)])
+        return scored + [r for r in runs if r not in scored]
+
+    def regime_note(self, r: Run) -> str | None:
+        """Why a scored run has no regime (`regime_from` and no scored run there), else None."""
+        if self.regime_from is None or not self._has_scores(r) or r.regime_latency is not None:
+            return None
+        return (f"no {self.regime_from} result: not ranked (regimes are decided by the {self.primary_latency} of "
+                f"the {self.regime_from} run)")
+
+    def regime_latency(self, r: Run) -> float | None:
+        """The latency that places `r` in a regime: its `regime_from` run's primary latency, else its own."""
+        return r.regime_latency if self.regime_from is not None else r.score(self.primary_latency)
 
     def ranked(self, runs: list[Run]) -> list[Run]:
         """`runs` best first by the primary quality metric (direction from its record); complete runs
@@ -311,6 +351,9 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
         slug=slug,
         partial=bool(raw.get("partial")) or raw["status"] == "partial",
         key=sub,
+        log=raw.get("log") is True,
+        hardware=cap(raw["hardware"]) if isinstance(raw.get("hardware"), str) else "",
+        models="closed" if raw.get("models") == "closed" else "open",
     )
 
 
@@ -364,7 +407,8 @@ def _anticipation_file(root: Path, track: str, dataset: str) -> dict[str, float]
 
 
 def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None,
-           catalog: Catalog) -> Board:
+           catalog: Catalog, regime_runs: dict[str, float] | None = None) -> Board:
+    """One board; `regime_runs`: {submission: primary latency of its scored run on the track's `regime_from`}."""
     track = next((t for t in config.tracks if t.name == track_name), None) if config else None
     pq = track.primary_quality if track else "BLEU"
     pl = track.primary_latency if track else "LAAL"
@@ -381,19 +425,39 @@ def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: T
         board.latency_unit = "ms" if board.modality == "speech" else (track.latency_unit if track else "word")
     if board.latency_unit == "ms":
         board.modality = board.modality or "speech"
+    if track is not None and track.regime_from is not None:
+        board.regime_from = cap(track.regime_from)
+        for r in runs:
+            r.regime_latency = (regime_runs or {}).get(r.key)
     scored = board.scored
     regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
     for reg in regimes:
-        inside = [r for r in scored if (s := r.score(pl)) is not None and s <= reg.max_latency]
+        inside = [r for r in scored if (s := board.regime_latency(r)) is not None and s <= reg.max_latency]
         board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside)))
     if regimes:
         top = regimes[-1].max_latency
-        above = [r for r in scored if (s := r.score(pl)) is None or s > top]
+        above = [r for r in scored if (s := board.regime_latency(r)) is None or s > top]
         if above:
             board.regimes.append(RegimeTable(f"above {top:g}", None, board.ranked(above)))
     else:
         board.regimes.append(RegimeTable("all", None, board.ranked(scored)))
     return board
+
+
+def _regime_latencies(placed: list[tuple[Run, str]], config: TaskConfig | None, track_name: str
+                      ) -> dict[str, float]:
+    """{submission: primary latency (never computation-aware) of its scored run on the track's `regime_from`
+    dataset}; {} when the track decides regimes on each run's own latency."""
+    track = next((t for t in config.tracks if t.name == track_name), None) if config else None
+    if track is None or track.regime_from is None:
+        return {}
+    out: dict[str, float] = {}
+    for r, t in placed:
+        if t != track_name or r.dataset != track.regime_from or r.status != "ok" or r.partial:
+            continue
+        if r.score(track.primary_quality) is not None and (s := r.score(track.primary_latency)) is not None:
+            out[r.key] = s
+    return out
 
 
 def load_results(root: Path, config: TaskConfig | None = None) -> Results:
@@ -420,8 +484,8 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
             keys.append((t, r.dataset))
     order = {t.name: i for i, t in enumerate(config.tracks)} if config else {}
     keys.sort(key=lambda k: (order.get(k[0], len(order)), k[0], k[1] != "test", k[1]))
-    boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog)
-              for t, d in keys]
+    boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog,
+                     _regime_latencies(placed, config, t)) for t, d in keys]
     for board in boards:  # the Human column, where ratings exist, after the automatic metrics
         if any("Human" in r.scores for r in board.runs) and "Human" not in board.columns:
             board.columns.append("Human")

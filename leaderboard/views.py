@@ -138,13 +138,14 @@ def track_csv(runs: list[Run]) -> str:
     keys = board_metric_keys(runs)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    head = ["submission", "team", "system", "track", "dataset", "kind", "baseline", "status", "reason"]
+    head = ["submission", "team", "system", "track", "dataset", "kind", "baseline", "status", "reason", "models",
+            "log", "hardware"]
     for k in keys:
         head += [k, f"{k}_ci95_low", f"{k}_ci95_high"]
     w.writerow(head)
     for r in runs:
         row: list[Any] = [csv_text(x) for x in (r.submission, r.team, r.system, r.track, r.dataset, r.kind)]
-        row += [r.baseline, csv_text(r.status), csv_text(r.reason or "")]
+        row += [r.baseline, csv_text(r.status), csv_text(r.reason or ""), r.models, r.log, csv_text(r.hardware)]
         for k in keys:
             ci = r.ci(k)
             s = r.score(k)

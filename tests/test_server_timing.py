@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,7 @@ def test_server_processing_is_not_charged_to_the_client(tmp_path: Path) -> None:
     assert rec["delays"] == [1, 2]
     assert rec["elapsed"] == pytest.approx([1 + 200.0, 2 + 500.0])
     assert rec["timing"]["server_s"] == pytest.approx(8.0)
+    assert rec["timing"]["client_s"] == pytest.approx(0.5)  # the participant's compute time (run/compute.py)
 
 
 def test_idle_timeout_ends_the_instance_with_status_timeout(tmp_path: Path) -> None:
@@ -90,3 +92,27 @@ def test_total_instance_timeout_and_periodic_check(tmp_path: Path) -> None:
     rec = ev.records()[0]
     ev.close()
     assert rec["index"] == 2 and rec["status"] == "timeout" and "longer than" in rec["error"]
+
+
+def test_the_server_notes_the_participants_first_request_not_its_own_probes(tmp_path: Path) -> None:
+    """run.json's `first_request` (the end of the start-up time): the harness's /health and /gate requests do not
+    count, the participant's first request does, and only the first one; a new server of the folder starts over."""
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    meta = tmp_path / "out" / "run.json"
+    with loopback_server(ev) as url:
+        conn = HTTPConnection(url)
+        for path in ("/health", "/gate"):  # the harness's own readiness probe and start gate
+            with urllib.request.urlopen(url + path, timeout=30) as answer:
+                assert answer.status == 200
+        assert "first_request" not in json.loads(meta.read_text())
+        before = time.time()
+        conn.info()
+        first = json.loads(meta.read_text())["first_request"]
+        assert first["by"] == "request" and before - 1e-3 <= first["at"] <= time.time()
+        conn.step(0, StepRequest(read=True, start=True))
+        conn.close()
+    assert json.loads(meta.read_text())["first_request"] == first
+    ev.close()
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out", resume=True)
+    assert "first_request" not in json.loads(meta.read_text())
+    ev.close()

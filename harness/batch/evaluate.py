@@ -22,7 +22,7 @@ from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
 from harness.config import load_config, require_dataset_files
 from harness.errors import HarnessError
-from harness.intake.discover import discover
+from harness.intake.discover import SubmissionRef, discover
 
 
 def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -38,14 +38,15 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
 
     check_results_folder(opts.output, opts.resume, opts.overwrite)
     previous = previous_runs(opts.output)
-    api = docker_api()
-    check_backend(opts, api)
-    remove_resources(api)  # leftovers of killed harness processes
-    server_image = opts.server_image
-    if server_image is None:
-        from harness.images.base import ensure_base_image
+    api = docker_api() if any(needs_image(ref) for ref in opts.submissions) else None  # log submissions: no Docker
+    server_image = opts.server_image or ""
+    if api is not None:
+        check_backend(opts, api)
+        remove_resources(api)  # leftovers of killed harness processes
+        if not server_image:
+            from harness.images.base import ensure_base_image
 
-        server_image = ensure_base_image()
+            server_image = ensure_base_image()
     progress = progress or Progress()
     for ref in opts.submissions:
         progress.add(ref.id, opts.datasets[0])
@@ -67,7 +68,8 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         close_spares()
-        remove_resources(api, only_pid=os.getpid())
+        if api is not None:
+            remove_resources(api, only_pid=os.getpid())
         progress.close()
         raise
     pool.shutdown(wait=True)
@@ -75,6 +77,17 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     progress.close()
     finish_results(opts.config, opts.output, merge_runs(previous, runs))
     return json.loads(layout.ResultsDir(opts.output).summary.read_text(encoding="utf-8"))
+
+
+def needs_image(ref: SubmissionRef) -> bool:
+    """Whether a submission is run from an image (so the batch needs Docker): not a log submission, nor one whose
+    submission.yaml is invalid (its job reports that without Docker)."""
+    from harness.intake.submission import load_submission
+
+    try:
+        return not load_submission(ref.path).is_log
+    except HarnessError:
+        return False
 
 
 def close_spares() -> None:

@@ -2,10 +2,12 @@
 
 Each failure becomes that submission's status on every dataset (invalid_submission, build_error, or infra_error
 for a fault of the harness itself); a run is retried once on infra_error only (every attempt's status and reason
-stay in the manifest's `attempt_outcomes`); whatever instances a run logged are scored (flagged partial when it did
-not finish cleanly; `timings.total_s` covers the last attempt and the scoring, `score_s`); `run.json` carries the
-resume key (batch/resume.py) and `manifest.json` what was run, on what, with which isolation. Only the task config
-names baselines (`results.configured_baseline`); a submission's own `baseline:` is ignored with a warning.
+stay in the manifest's `attempt_outcomes`; each run also records the host's hardware, the participant's start-up
+time and its compute time over the source: run/compute.py); whatever instances a run logged are scored (flagged
+partial when it did not finish cleanly; `timings.total_s` covers the last attempt and the scoring, `score_s`);
+`run.json` carries the resume key (batch/resume.py) and `manifest.json` what was run, on what, with which
+isolation. Only the task config names baselines (`results.configured_baseline`); a submission's own `baseline:`
+is ignored with a warning.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from harness import layout
 from harness.batch import manifest, resume
 from harness.batch.options import EvaluateOptions, backend_name, registry_of
 from harness.batch.progress import Progress
-from harness.batch.results import configured_baseline, model_metric_options, read_json, score_run
+from harness.batch.results import configured_baseline, model_metric_options, score_run
 from harness.config import Dataset, TaskConfig, Track
 from harness.errors import HarnessError, MetricSetupError, SubmissionError
 from harness.intake.discover import SubmissionRef
+from harness.jsonio import read_json_or_none
 from harness.run import failures
 from harness.run.execute import Backend, execute_run
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from harness.intake.submission import Submission
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
-         "prepare")
+         "models", "hardware", "prepare")
 
 
 class _Failed(Exception):
@@ -53,6 +56,10 @@ def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Ou
            "baseline": configured_baseline(config, meta.get("track"), sub_id),
            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
            "scores": scores or {}}
+    if meta.get("models") == "closed":  # ranked apart (leaderboard, significance)
+        rec["models"] = "closed"
+    if meta.get("log"):  # scored from the participant's log: its computation-aware latency is not ours
+        rec["log"], rec["hardware"] = True, meta.get("hardware")
     if client_log_tail:
         rec["client_log_tail"] = list(client_log_tail)
     return rec
@@ -74,6 +81,7 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
         "peak_memory_bytes": result.peak_memory_bytes,
         "first_instance_s": None if result.first_instance_s is None else round(result.first_instance_s, 3),
         "window": [round(t, 3) for t in result.window] if result.window else None,
+        "startup": result.startup, "compute": result.compute, "hardware": manifest.hardware(),
     }
 
 
@@ -101,7 +109,7 @@ class SubmissionJob:
         self.out = layout.SubmissionDir(opts.output / ref.id)
         self.man = manifest.base_manifest(self.sub_id, opts.config)
         # the runs of datasets not evaluated now stay in the manifest (each entry names its image digest)
-        previous = read_json(self.out.manifest) if self.out.manifest.exists() else None
+        previous = read_json_or_none(self.out.manifest) if self.out.manifest.exists() else None
         if previous and isinstance(previous.get("runs"), dict):
             self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
@@ -128,6 +136,9 @@ class SubmissionJob:
 
     def _evaluate(self) -> list[dict[str, Any]]:
         sub, track = self._intake()
+        self.man["kind"] = "log" if sub.is_log else "image"
+        if sub.is_log:
+            return self._log_datasets(sub, track)
         info = self._image(sub)
         datasets = [ds for ds in self.opts.datasets if ds in track.datasets]
         if not datasets:
@@ -148,6 +159,8 @@ class SubmissionJob:
         try:
             sub = load_submission(self.ref.path)
             self.meta = {k: getattr(sub, k, None) for k in _META}
+            if sub.is_log:
+                self.meta["log"] = True
             self.man["submission_yaml"] = self.meta
             if sub.baseline:
                 self.man.setdefault("warnings", []).append(
@@ -209,6 +222,59 @@ class SubmissionJob:
         return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config,
                       result.client_log_tail if outcome.status != failures.OK else None)
 
+    def _log_datasets(self, sub: Submission, track: Track) -> list[dict[str, Any]]:
+        """A log submission: each requested dataset it has a log for, scored from that log (nothing is built)."""
+        from harness.batch.logsub import unknown_dataset
+
+        for name in sub.logs:
+            if (problem := unknown_dataset(name, track)) is not None:
+                raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, f"{sub.yaml_path}: logs.{name}: "
+                                               f"{problem}"))
+        self.man["hardware"] = {"declared": sub.hardware}  # the host's is not what made the logs
+        chosen = [ds for ds in self.opts.datasets if ds in sub.logs]
+        if not chosen:
+            raise _Failed(failures.Outcome(failures.INVALID_SUBMISSION, f"{sub.yaml_path}: logs: no log for dataset "
+                                           f"{', '.join(self.opts.datasets)}"))
+        return [self._log_dataset(sub, track, track.dataset(name)) for name in chosen]
+
+    def _log_dataset(self, sub: Submission, track: Track, ds: Dataset) -> dict[str, Any]:
+        """One dataset of a log submission: resumed when the same log was scored already, else converted to the
+        harness's instances.log (checked against the dataset), scored and recorded."""
+        from harness.batch.logsub import log_format, log_records, write_records
+        from harness.digest import sha256_file
+
+        run, log = self.out.run(ds.name), sub.logs[ds.name]
+        digest, fmt = f"sha256:{sha256_file(log)}", log_format(log, track)
+        key, hashes = resume.run_key(digest, self.opts.config, track, ds, command=("log", fmt))
+        entry: dict[str, Any] = {"kind": "log", "content_key": key, "dataset_sha256": hashes,
+                                 "log": {"file": str(log.relative_to(sub.path)), "sha256": digest, "format": fmt},
+                                 "hardware": {"declared": sub.hardware}}
+        self.man["runs"][ds.name] = entry
+        prev = resume.finished_run(run, key) if self.opts.resume else None
+        if prev:
+            return self._resumed(run, ds.name, prev, entry, count_instances(track, ds))
+        if run.path.exists():
+            shutil.rmtree(run.path)
+        run.path.mkdir(parents=True, exist_ok=True)
+        resume.mark_started(run, key)
+        self.progress.update(self.sub_id, dataset=ds.name, state="scoring log")
+        t0 = time.monotonic()
+        try:
+            records = log_records(log, track, ds, f"{sub.yaml_path}: logs.{ds.name}")
+        except HarnessError as exc:
+            outcome, scores, records = failures.Outcome(failures.INVALID_SUBMISSION, str(exc)), None, []
+        else:
+            write_records(run.path, records)
+            outcome, scores = scored(run, track, failures.Outcome(failures.OK),
+                                     **model_metric_options(self.opts.config, track, ds))
+        entry.update(status=outcome.status, reason=outcome.reason, partial=outcome.partial,
+                     instances={"done": len(records), "expected": len(records)},
+                     timings={"score_s": round(time.monotonic() - t0, 3)})
+        resume.mark_finished(run, key, outcome, entry)
+        self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
+                             done=len(records), total=len(records))
+        return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config)
+
     def _server_image_id(self) -> str:
         """The engine's id of the server image (part of the resume key: the server's code can change a result)."""
         from harness.run.docker_backend import docker_api
@@ -221,7 +287,7 @@ class SubmissionJob:
     def _resumed(self, run: layout.RunDir, ds_name: str, prev: dict[str, Any], entry: dict[str, Any],
                  expected: int) -> dict[str, Any]:
         outcome = failures.Outcome(prev["status"], prev.get("reason"), bool(prev.get("partial")))
-        scores = read_json(run.scores) if run.scores.exists() else None
+        scores = read_json_or_none(run.scores) if run.scores.exists() else None
         entry.update(prev.get("manifest") or {}, resumed=True)
         self.progress.update(self.sub_id, dataset=ds_name, state=f"{outcome.status} (resumed)",
                              done=len(read_statuses(run.instances_log)), total=expected)

@@ -8,8 +8,6 @@ timings (build, start-up, run, tear-down).
 from __future__ import annotations
 
 import functools
-import os
-import platform
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +17,7 @@ from harness import __version__
 from harness.config import Dataset, TaskConfig, context_documents
 from harness.digest import sha256_file
 from harness.jsonio import write_json
+from harness.run.hardware import hardware
 
 
 def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
@@ -57,38 +56,6 @@ def sacrebleu_signature(tokenizer: str, nrefs: int = 1) -> str:
     bleu = BLEU(tokenize=tokenizer)
     bleu.corpus_score(["a"], [["a"]] * nrefs)  # the signature needs the number of references
     return bleu.get_signature().format()
-
-
-@functools.lru_cache(maxsize=1)
-def hardware() -> dict[str, Any]:
-    """CPU model and count, memory, and GPUs with the driver version (from nvidia-smi, where there is one)."""
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    gpus: list[dict[str, str]] = []
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version,memory.total",
-                                  "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout
-            for line in out.strip().splitlines():
-                idx, name, driver, memory = (x.strip() for x in line.split(","))
-                gpus.append({"index": idx, "name": name, "driver": driver, "memory": memory})
-        except (OSError, subprocess.SubprocessError, ValueError):
-            pass
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "memory_bytes": mem, "machine": platform.machine(),
-            "kernel": platform.release(), "gpus": gpus}
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:

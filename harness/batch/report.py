@@ -20,6 +20,12 @@ def tail_lines(tail: Iterable[str] | None) -> list[str]:
     return [TAIL_PREFIX + printable(line)[:TAIL_WIDTH] for line in tail or ()]
 
 
+def not_ranked_runs(records: Iterable[dict[str, Any]]) -> list[str]:
+    """For every scored run that cannot be ranked (no result on its track's `regime_from` set): one line."""
+    return [f"{printable(rec.get('submission'))} ({printable(rec.get('dataset'))}): {printable(rec['not_ranked'])}"
+            for rec in records if isinstance(rec.get("not_ranked"), str)]
+
+
 def failed_runs(records: Iterable[dict[str, Any]]) -> list[str]:
     """For every run that is not ok: `submission (dataset): status: reason`, then its client.log tail."""
     out: list[str] = []

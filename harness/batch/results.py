@@ -4,30 +4,15 @@ stage's per-instance metrics and per-board significance files that the leaderboa
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness import __version__, layout
 from harness.config import Dataset, TaskConfig, Track
+from harness.jsonio import read_json_or_none, write_json
 from harness.metric_registry import MODEL_METRICS
 from harness.runlog import read_statuses
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def model_metric_options(config: TaskConfig | None, track: Track, dataset: Dataset | None) -> dict[str, Any]:
@@ -73,16 +58,15 @@ def finish_results(config: TaskConfig, output: Path, runs: list[dict[str, Any]])
     significance file (`harness.scoring.results`). The single call site of this stage; the summary's path."""
     from harness.scoring.results import score_results
 
-    add_norm_scores(config, output, runs)
+    norm_against_baselines(config, output, runs)
     path = write_summary(config, output, runs)
     score_results(config, output, runs)
     return path
 
 
-def add_norm_scores(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> None:
+def norm_against_baselines(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> None:
     """NormBLEU against the track's configured baseline submission, where it ran on the same dataset."""
-    from harness.scoring import add_norm_scores as add_norm
-    from harness.scoring import write_scores
+    from harness.scoring import add_norm_scores, write_scores
 
     for track in config.tracks:
         if not track.baseline:
@@ -91,7 +75,7 @@ def add_norm_scores(config: TaskConfig, output: Path, runs: list[dict[str, Any]]
         for r in runs:
             b = base.get(r["dataset"])
             if r["track"] == track.name and r["scores"] and b is not None:
-                add_norm(r["scores"], b["scores"], track.baseline)
+                add_norm_scores(r["scores"], b["scores"], track.baseline)
                 write_scores(layout.ResultsDir(output).run(r["submission"], r["dataset"]).instances_log, r["scores"])
 
 
@@ -103,18 +87,43 @@ def previous_runs(output: Path) -> list[dict[str, Any]]:
     path = layout.ResultsDir(output).summary
     if not path.exists():
         return []
-    doc = read_json(path)
+    doc = read_json_or_none(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
         raise HarnessError(f"{path}: not a summary.json this harness wrote (no list of runs); move it away to "
                            f"continue in this folder")
     return [r for r in doc["runs"] if isinstance(r, dict)]
 
 
+def regime_notes(config: TaskConfig, runs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """{(submission, dataset): why it is not ranked} for the scored runs of a track with `regime_from` whose
+    submission has no complete, scored run on that dataset (its regime cannot be decided)."""
+    notes: dict[tuple[str, str], str] = {}
+    for track in config.tracks:
+        if track.regime_from is None:
+            continue
+        mine = [r for r in runs if r.get("track") == track.name]
+        decided = {r.get("submission") for r in mine if r.get("dataset") == track.regime_from
+                   and r.get("status") == "ok" and not r.get("partial")
+                   and isinstance((r.get("scores") or {}).get(track.primary_latency), dict)}
+        for r in mine:
+            if r.get("submission") not in decided and r.get("scores") and r.get("status") == "ok":
+                notes[(str(r.get("submission")), str(r.get("dataset")))] = (
+                    f"no {track.regime_from} result: not ranked (track {track.name!r} decides regimes by the "
+                    f"{track.primary_latency} of the {track.regime_from} run)")
+    return notes
+
+
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
-    """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`)."""
+    """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`). A run
+    whose regime cannot be decided (`regime_notes`) says why in `not_ranked`."""
+    notes = regime_notes(config, runs)
+    for r in runs:
+        r.pop("not_ranked", None)
+        if (note := notes.get((str(r.get("submission")), str(r.get("dataset"))))) is not None:
+            r["not_ranked"] = note
     summary = {"task": config.task, "harness_version": __version__, "config_sha256": config.sha256,
                "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "runs": sorted(runs, key=lambda r: (r["submission"], r["dataset"]))}
     path = layout.ResultsDir(output).summary
-    write_json(path, summary)
+    write_json(path, summary, default=str)
     return path

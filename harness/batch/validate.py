@@ -154,7 +154,9 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
                     client_log_tail=list(rec.get("client_log_tail") or ()),
                     prepare_s=(run.get("timings") or {}).get("prepare_s"))
     if "image" in man:
-        run["startup_estimate_s"] = startup_estimate(output / folder.name / dataset, run.get("first_instance_s"))
+        measured = (run.get("startup") or {}).get("seconds")  # container start → first request (run/compute.py)
+        run["startup_estimate_s"] = measured if measured is not None else startup_estimate(
+            output / folder.name / dataset, run.get("first_instance_s"))
         report.checks = preflight(run, man["image"], parse_bytes(config.limits.memory), DEFAULT_MAX_IMAGE_BYTES)
     return report
 

@@ -51,6 +51,7 @@ class InProcessConnection(Connection):
         self.evaluation = evaluation
 
     def info(self) -> dict[str, Any]:
+        self.evaluation.saw_participant()
         return self.evaluation.info()
 
     def step(self, index: int, req: StepRequest) -> StepResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import Any
 
 HELP = "check a submission folder statically (schema, files, build context, image architecture and size)"
 
@@ -51,9 +52,35 @@ def run(args: argparse.Namespace) -> int:
     report = check_submission(args.submission, config=config, max_context_bytes=args.max_context_size,
                               max_image_bytes=args.max_image_size or DEFAULT_MAX_IMAGE_BYTES,
                               use_docker=not args.no_docker)
+    if config is not None and report.submission is not None and report.submission.is_log:
+        _check_logs(report, config)
     for finding in report.findings:
         if not (args.quiet and finding.level == OK):
             print(printable(finding))  # folder names and submission.yaml values are the participant's
     n = len(report.errors)
     print(f"{printable(args.submission)}: {'passed' if report.ok else f'{n} problem' + ('s' if n != 1 else '')}")
     return 0 if report.ok else 1
+
+
+def _check_logs(report: Any, config: Any) -> None:
+    """A log submission's logs, each converted against its dataset as `harness evaluate` will (one line each)."""
+    from harness.batch.logsub import log_format, log_records, unknown_dataset
+    from harness.errors import HarnessError
+    from harness.images.checks import ERROR, OK
+
+    sub = report.submission
+    if sub.track not in [t.name for t in config.tracks]:
+        return
+    track = config.track(sub.track)
+    for name, log in sub.logs.items():
+        where = f"{sub.yaml_path}: logs.{name}"
+        if (problem := unknown_dataset(name, track)) is not None:
+            report.add(ERROR, f"{where}: {problem}")
+            continue
+        try:
+            records = log_records(log, track, track.dataset(name), where)
+        except HarnessError as exc:
+            report.add(ERROR, str(exc))
+        else:
+            unit = "recording" if track.is_longform else "instance"
+            report.add(OK, f"{where}: {log_format(log, track)} log, {len(records)} {unit}(s) of dataset {name!r}")

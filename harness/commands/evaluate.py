@@ -55,7 +55,7 @@ def install_signal_handlers() -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.batch.evaluate import evaluate, load_options
     from harness.batch.outdir import check_results_folder
-    from harness.batch.report import failed_runs
+    from harness.batch.report import failed_runs, not_ranked_runs
     from harness.errors import HarnessError
 
     if args.workers < 1:
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     summary = evaluate(opts)
     named = {ref.id for ref in opts.submissions}
     runs = [r for r in summary["runs"] if r["submission"] in named and r["dataset"] in datasets]
-    for line in failed_runs(runs):
+    for line in failed_runs(runs) + not_ranked_runs(runs):
         print(line)
     failed = [r for r in runs if r["status"] not in ("ok", "partial")]
     print(f"harness evaluate: {len(runs)} run(s), {len(failed)} failed; "

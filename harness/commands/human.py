@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sample.add_argument("--per-system", type=int, default=200, help="sentences per system and board (200)")
     sample.add_argument("--seed", type=int, default=12345, help="seed of the sampling and shuffling (12345)")
     sample.add_argument("--output", type=Path, required=True, help="the sheet (CSV: item, source, hypothesis, score)")
+    sample.add_argument("--primary-only", action="store_true",
+                        help="only primary submissions (kind: primary in submission.yaml), as IWSLT rates them")
     imp = sub.add_parser("import", help="add ratings (the sampled sheet with its score column filled, or CSV rows "
                                         "rater,item,score 1-5) and summarize all of them")
     imp.add_argument("results", type=Path, metavar="RESULTS")
@@ -32,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
             from harness.errors import HarnessError
 
             raise HarnessError("--per-system must be at least 1")
-        items, systems = sample_sheet(args.results, args.per_system, args.seed, args.output)
+        items, systems = sample_sheet(args.results, args.per_system, args.seed, args.output,
+                                      args.primary_only)
         print(f"harness human: {items} items from {systems} system(s) in {args.output}; the key stays in "
               f"{args.results}/human/")
         return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 HELP = "evaluate an agent on a dataset in one command (server and client together); writes instances.log, scores.json"
 
@@ -25,19 +26,26 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from harness.client.options import parse_agent
+    from harness.run.compute import process_started_at
     from harness.run.joint import joint_run
 
+    started = process_started_at()  # the start-up time runs from here to the agent's first request
     agent = parse_agent(args)
     summary, scores_path = joint_run(args.config, args.dataset, args.output, agent, track=args.track,
                                      resume=args.resume, overwrite=args.overwrite, transport=args.transport,
                                      num_workers=args.num_workers, instances=args.instances, progress=args.progress,
-                                     system=args.agent_identity)
+                                     system=args.agent_identity, started_at=started)
     for line in summary.warnings():
         print(f"harness run: {line}", file=sys.stderr)
     print(f"harness run: {summary.decoded} instance(s) decoded ({summary.errors} with errors), "
           f"{summary.actions} actions in {summary.seconds:.2f} s; scores in {scores_path}", file=sys.stderr)
     for line in primary_score_lines(args.config, args.track, scores_path):
         print(line)
+    from harness.commands.score import warnings
+    from harness.jsonio import read_json_or_none
+
+    for line in warnings(read_json_or_none(Path(str(scores_path))) or {}):
+        print(f"harness run: warning: {line}", file=sys.stderr)
     outcome = summary.outcome
     if outcome.status != "ok":  # worded as `harness validate` and `harness evaluate` word it (run/failures.py)
         partial = "  [partial output]" if outcome.partial else ""

@@ -1,9 +1,9 @@
 """`harness score RUN_DIR_OR_LOG... [--format json]`: score instances.logs; write scores.json and
 instance_scores.jsonl beside each.
 
-Neural metrics (`--metrics COMET --comet-model PATH`, `--xcomet-model PATH`, or the `metrics:` block of a task
-config given with `--config`) load their checkpoint once for all the runs named, and runs on the same dataset
-share its source and reference embeddings."""
+Neural metrics (`--metrics COMET --comet-model PATH`, `--xcomet-model PATH`, `--bleurt-model PATH`, or the
+`metrics:` block of a task config given with `--config`) load their checkpoint once for all the runs named, and
+runs on the same dataset share COMET's source and reference embeddings."""
 
 from __future__ import annotations
 
@@ -44,10 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-write", action="store_true", help="do not write scores.json and instance_scores.jsonl")
     add_foreign_arguments(parser)
 
-    neural = parser.add_argument_group("neural metrics (the optional extra harness[comet])")
-    neural.add_argument("--config", default=None, help="task config whose `metrics:` block sets COMET/XCOMET")
+    neural = parser.add_argument_group("neural metrics (the optional extras harness[comet], harness[bleurt])")
+    neural.add_argument("--config", default=None, help="task config whose `metrics:` block sets COMET/XCOMET/BLEURT")
     neural.add_argument("--comet-model", default=None, metavar="PATH", help="COMET checkpoint folder or .ckpt")
     neural.add_argument("--xcomet-model", default=None, metavar="PATH", help="XCOMET checkpoint folder or .ckpt")
+    neural.add_argument("--bleurt-model", default=None, metavar="PATH",
+                        help="BLEURT checkpoint folder (bleurt-pytorch; the optional extra harness[bleurt])")
     neural.add_argument("--comet-batch-size", type=int, default=None, help="batch size (16, as comet-score)")
     neural.add_argument("--comet-precision", choices=("fp16", "fp32"), default=None,
                         help="fp16 (comet-score's) or fp32")
@@ -208,16 +210,18 @@ def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bo
 
 
 def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
-    """{COMET/XCOMET: ModelMetric} from `--config`'s `metrics:` block, then the command-line flags over it."""
+    """{COMET/XCOMET/BLEURT: ModelMetric} from `--config`'s `metrics:` block, then the command-line flags over it
+    (`--comet-batch-size`, `--comet-precision` and `--comet-gpus` apply to every neural metric)."""
     from dataclasses import replace
     from pathlib import Path
 
-    from harness.config import ModelMetric, load_config
+    from harness.config import ModelMetric, default_precision, load_config
 
     found: dict[str, ModelMetric] = dict(load_config(args.config, check_files=False).metrics) if args.config else {}
-    for name, path in (("COMET", args.comet_model), ("XCOMET", args.xcomet_model)):
+    for name, path in (("COMET", args.comet_model), ("XCOMET", args.xcomet_model), ("BLEURT", args.bleurt_model)):
         if path is not None:
-            found[name] = ModelMetric(name, Path(path), where=f"--{name.lower()}-model")
+            found[name] = ModelMetric(name, Path(path), precision=default_precision(name),
+                                      where=f"--{name.lower()}-model")
     for name, m in found.items():
         found[name] = replace(
             m,

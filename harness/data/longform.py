@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.data.speech import AudioStream, SpeechDataset, read_audio_list
+from harness.data.speech import SpeechDataset, audio_duration_ms, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
 from harness.recordings import Recording, RefSentence
+from harness.yamlio import read_yaml
 
 __all__ = ["LongformDataset", "read_segmentation", "match_recording"]
 
@@ -36,14 +37,7 @@ def _seconds(entry: dict[str, Any], key: str, where: str) -> float:
 
 def read_segmentation(path: Path) -> list[tuple[str, float, float]]:
     """The (wav, offset ms, duration ms) entries of a segmentation YAML, in file order."""
-    import yaml
-
-    try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read segmentation: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    raw = read_yaml(Path(path), missing="segmentation file not found", fast=True)
     if not isinstance(raw, list) or not raw:
         raise HarnessError(f"{path}: expected a non-empty list of {{wav, offset, duration}} entries")
     out = []
@@ -101,12 +95,10 @@ class LongformDataset(SpeechDataset):
     @classmethod
     def load_longform(cls, list_file: Path, segmentation: Path, references: dict[str, Path],
                       transcripts: Path | None = None) -> LongformDataset:
-        import soundfile
-
         audio = read_audio_list(list_file)
         entries = read_segmentation(segmentation)
         sets, sources = _aligned_lines(references, transcripts, segmentation, len(entries))
-        durations = [soundfile.info(str(p)).duration * 1000.0 for p in audio]
+        durations = [audio_duration_ms(p) for p in audio]
         per_recording: list[list[RefSentence]] = [[] for _ in audio]
         for n, (wav, offset, duration) in enumerate(entries):
             k = match_recording(wav, audio)
@@ -125,9 +117,6 @@ class LongformDataset(SpeechDataset):
         joined = {name: tuple(" ".join(s.references[name] for s in r.sentences) for r in recordings) for name in sets}
         return cls(list_path=Path(list_file), audio=audio, references=joined, recordings=recordings,
                    segmentation_path=Path(segmentation))
-
-    def open(self, index: int) -> AudioStream:
-        return AudioStream(self.audio[index])
 
     def longform_info(self, index: int) -> dict[str, Any]:
         """What instances.log records about recording `index` for scoring: its sentences and their references."""

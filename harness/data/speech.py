@@ -1,7 +1,8 @@
 """Speech datasets: a list file of audio paths (one a line) and line-aligned reference sets.
 
 Audio is never loaded whole: `AudioStream` keeps an open soundfile handle and reads one segment of
-`segment_ms` at a time, so memory does not grow with the length of a talk.
+`segment_ms` at a time, so memory does not grow with the length of a talk. Files libsndfile cannot read (MP4 and
+other FFmpeg containers) stream through `harness.data.media.ContainerStream` instead, resampled to 16 kHz.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.data.media import ContainerStream, container_duration_ms
 from harness.data.text import read_lines, read_references
 from harness.errors import HarnessError
 
@@ -59,10 +61,32 @@ class AudioStream:
         self._file.close()
 
 
-def read_audio_list(list_file: Path) -> tuple[Path, ...]:
-    """The audio files a list file names (relative to it), each checked to exist and to be readable audio."""
+def _libsndfile_reads(path: Path) -> bool:
     import soundfile
 
+    try:
+        soundfile.info(str(path))
+    except (RuntimeError, soundfile.LibsndfileError):
+        return False
+    return True
+
+
+def open_audio(path: Path) -> AudioStream | ContainerStream:
+    """A segment reader for one audio file: soundfile for what libsndfile reads, PyAV for other containers."""
+    return AudioStream(path) if _libsndfile_reads(path) else ContainerStream(path)
+
+
+def audio_duration_ms(path: Path) -> float:
+    """Length of an audio file (ms), from its header or its container."""
+    import soundfile
+
+    if _libsndfile_reads(path):
+        return float(soundfile.info(str(path)).duration) * 1000.0
+    return container_duration_ms(path)
+
+
+def read_audio_list(list_file: Path) -> tuple[Path, ...]:
+    """The audio files a list file names (relative to it), each checked to exist and to be readable audio."""
     base = Path(list_file).parent
     paths = []
     for n, line in enumerate(read_lines(list_file), 1):
@@ -72,10 +96,11 @@ def read_audio_list(list_file: Path) -> tuple[Path, ...]:
         p = p if p.is_absolute() else (base / p).resolve()
         if not p.is_file():
             raise HarnessError(f"{list_file}: line {n}: audio file not found: {p}")
-        try:
-            soundfile.info(str(p))
-        except (RuntimeError, soundfile.LibsndfileError) as exc:
-            raise HarnessError(f"{list_file}: line {n}: not a readable audio file: {p} ({exc})") from None
+        if not _libsndfile_reads(p):
+            try:
+                container_duration_ms(p)
+            except HarnessError as exc:
+                raise HarnessError(f"{list_file}: line {n}: {exc}") from None
         paths.append(p)
     if not paths:
         raise HarnessError(f"{list_file}: the list of audio files is empty")
@@ -101,8 +126,8 @@ class SpeechDataset:
     def __len__(self) -> int:
         return len(self.audio)
 
-    def open(self, index: int) -> AudioStream:
-        return AudioStream(self.audio[index])
+    def open(self, index: int) -> AudioStream | ContainerStream:
+        return open_audio(self.audio[index])
 
     def source_info(self, index: int) -> list[str]:
         """What instances.log records as `source`: `[audio path]`."""

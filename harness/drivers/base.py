@@ -117,6 +117,7 @@ class AgentServerDriver:
         except ParticipantError as exc:
             report.state, report.reason = "not_ready", f"{exc} within {startup_timeout_s:g} s"
             return report
+        self.evaluation.saw_participant("probe")  # its start-up ends at the first good probe (run/compute.py)
         limits = self.evaluation.limits
         for index in self.evaluation.pending():
             deadline = time.monotonic() + limits.instance_timeout_s

@@ -2,7 +2,9 @@
 
 `sample_sheet` picks `per_system` instances of each board (track × dataset) with a seed — the same instances for
 every system of a board, so systems are compared on the same sentences — and writes one row per (system, instance)
-with an opaque item id, the source and the hypothesis, shuffled, with no system name. The key (item → submission,
+with an opaque item id, the source and the hypothesis, shuffled, with no system name. `primary_only` keeps only
+the runs of primary submissions (`kind: primary` in submission.yaml, the default; summary.json's `kind`), as IWSLT
+evaluates primary submissions by hand. The key (item → submission,
 track, dataset, index) goes to RESULTS/human/key.json, apart from the sheet.
 
 `import_ratings` reads the sheet back with its score column filled (the rater named by `--rater` or a rater
@@ -29,15 +31,22 @@ from harness.jsonio import write_json
 __all__ = ["sample_sheet", "import_ratings", "summarize", "SCORES"]
 
 SCORES = range(1, 6)
+PRIMARY = "primary"  # submission.yaml's default kind (harness.intake.submission.KINDS)
 
 
-def _runs(results: Path) -> list[dict[str, Any]]:
+def _runs(results: Path, primary_only: bool = False) -> list[dict[str, Any]]:
+    """The scored runs of summary.json (of primary submissions only, with `primary_only`)."""
     path = layout.ResultsDir(results).summary
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise HarnessError(f"{path}: cannot read the results summary ({exc})") from None
-    return [r for r in data.get("runs", []) if r.get("status") in ("ok", "partial") and r.get("scores")]
+    runs = [r for r in data.get("runs", []) if r.get("status") in ("ok", "partial") and r.get("scores")]
+    if primary_only:
+        runs = [r for r in runs if (r.get("kind") or PRIMARY) == PRIMARY]
+        if not runs:
+            raise HarnessError(f"{path}: no scored run of a primary submission (kind: primary) to sample")
+    return runs
 
 
 def _records(results: Path, run: dict[str, Any]) -> dict[int, dict[str, Any]]:
@@ -52,7 +61,8 @@ def _write_json(path: Path, obj: Any) -> None:
     write_json(path, obj, ensure_ascii=False, mkdir=True)
 
 
-def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tuple[int, int]:
+def sample_sheet(results: Path, per_system: int, seed: int, output: Path, primary_only: bool = False
+                 ) -> tuple[int, int]:
     """Write the blind sheet to `output` and its key to RESULTS/human/key.json; (items, systems)."""
     human = layout.ResultsDir(results).human
     if human.key.exists():
@@ -60,7 +70,7 @@ def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tup
                            "move the human/ folder away to sample anew")
     rng = random.Random(seed)
     boards: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for run in _runs(results):
+    for run in _runs(results, primary_only):
         boards.setdefault((str(run.get("track")), str(run["dataset"])), []).append(run)
     rows, key = [], {}
     systems = 0
@@ -85,7 +95,8 @@ def sample_sheet(results: Path, per_system: int, seed: int, output: Path) -> tup
             item = f"i{n:05d}"
             key[item] = row["_key"]
             writer.writerow([item, row["source"], row["hypothesis"], ""])
-    _write_json(human.key, {"seed": seed, "per_system": per_system, "items": key})
+    _write_json(human.key, {"seed": seed, "per_system": per_system, "primary_only": primary_only,
+                           "items": key})
     return len(rows), systems
 
 

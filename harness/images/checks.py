@@ -75,6 +75,10 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
                             "(tracks[].baseline)")
     if config is not None:
         _check_track(report, sub, config)
+    if sub.is_log:  # nothing to build: its logs are checked against the datasets (`harness check --config`)
+        report.add(OK, f"{sub.yaml_path}: log submission ({', '.join(sub.logs)}) on declared hardware "
+                       f"{sub.hardware!r}")
+        return report
     docker_ok = use_docker and _docker_answers()
     if use_docker and not docker_ok:
         report.add(WARNING, "no Docker engine answers: image checks skipped")

@@ -29,15 +29,14 @@ def config_problems(path: Path, submissions: list[str] | None = None) -> tuple[T
 def baseline_problems(config: TaskConfig, submissions: list[str]) -> list[str]:
     """A line for each track whose `baseline:` is the id of none of `submissions` (as `harness evaluate` names
     them: folder names, or ID=FOLDER)."""
-    import yaml
-
     from harness.intake.discover import discover
+    from harness.yamlio import read_yaml
 
     try:
         ids = [ref.id for ref in discover(submissions)]
     except HarnessError as exc:
         return [f"submissions: {exc}"]
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}
+    raw = read_yaml(config.path) or {}
     names = [t.get("name") if isinstance(t, dict) else None for t in raw.get("tracks") or []]
     out = []
     for track in config.tracks:

@@ -1,7 +1,10 @@
 """`submission.yaml` → typed `Submission` (schema and the files it names; see docs/formats.md).
 
 A submission folder holds `submission.yaml` and either a Dockerfile (built with the folder as context) or
-`image.tar` (`docker load`-ed); `harness.images.submission` gets the image. Every error names the file and the field.
+`image.tar` (`docker load`-ed); `harness.images.submission` gets the image. A *log submission* names instead its
+system logs per dataset (`logs: {dev: FILE, test: FILE}`) and the hardware they were made on (`hardware:`); the
+harness scores them without building anything. `models: closed` marks a system built on closed models (ranked
+apart). Every error names the file and the field.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ __all__ = ["BuildSpec", "Submission", "load_submission"]
 
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
+#: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
+MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "prepare")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
 #: the longest value of each text field: these strings reach terminals, summary.json and every leaderboard page
-MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000}
+MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000,
+             "hardware": 200}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -56,8 +62,16 @@ class Submission:
     interface: str = "harness"
     port: int | None = None  # the agent server's port (agent-server interfaces)
     speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
+    logs: dict[str, Path] = field(default_factory=dict)  # a log submission: {dataset name: its system log}
+    hardware: str = ""  # a log submission: the hardware its logs were made on, as declared
+    models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def is_log(self) -> bool:
+        """A log submission: scored from the logs it names; nothing is built or run."""
+        return bool(self.logs)
 
     @property
     def is_agent_server(self) -> bool:
@@ -112,21 +126,14 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
     baseline = raw.get("baseline", False)
     if not isinstance(baseline, bool):
         raise fail("baseline", f"expected true or false, got {baseline!r}")
-    interface = raw.get("interface", "harness")
-    if interface not in INTERFACES:
-        raise fail("interface", not_one_of(str(interface), INTERFACES))
-    port = raw.get("port")
-    if interface == "harness":
-        for key in ("port", "speech_processor_config"):
-            if raw.get(key) is not None:
-                raise fail(key, "only agent-server interfaces (simuleval-agent-server, simulstream-http) have one")
-    else:
-        port = DEFAULT_PORTS[interface] if port is None else port
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise fail("port", f"expected a TCP port (1-65535), got {port!r}")
-    spc = raw.get("speech_processor_config")
-    if spc is not None and (interface != "simulstream-http" or not isinstance(spc, str) or not spc.strip()):
-        raise fail("speech_processor_config", "a path inside the image, for interface: simulstream-http only")
+    interface, port, spc = _interface(raw, fail)
+    models = raw.get("models", "open")
+    if models not in MODELS:
+        raise fail("models", not_one_of(models if isinstance(models, str) else repr(models), MODELS))
+    if raw.get("logs") is not None:
+        return _log_submission(folder, raw, fail, text, kind, baseline, models)
+    if raw.get("hardware") is not None:
+        raise fail("hardware", "only log submissions (logs:) declare their hardware; the harness records its own")
     return Submission(
         path=folder,
         id=folder.name,
@@ -142,14 +149,80 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         interface=interface,
         port=port,
         speech_processor_config=spc,
+        models=models,
         prepare=_prepare(raw.get("prepare"), fail),
         raw=raw,
     )
 
 
+def _interface(raw: dict[str, Any], fail: Any) -> tuple[str, int | None, str | None]:
+    """(interface, port, speech_processor_config): how the participant talks to the harness."""
+    interface = raw.get("interface", "harness")
+    if interface not in INTERFACES:
+        raise fail("interface", not_one_of(str(interface), INTERFACES))
+    port = raw.get("port")
+    if interface == "harness":
+        for key in ("port", "speech_processor_config"):
+            if raw.get(key) is not None:
+                raise fail(key, "only agent-server interfaces (simuleval-agent-server, simulstream-http) have one")
+    else:
+        port = DEFAULT_PORTS[interface] if port is None else port
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise fail("port", f"expected a TCP port (1-65535), got {port!r}")
+    spc = raw.get("speech_processor_config")
+    if spc is not None and (interface != "simulstream-http" or not isinstance(spc, str) or not spc.strip()):
+        raise fail("speech_processor_config", "a path inside the image, for interface: simulstream-http only")
+    return interface, port, spc
+
+
+def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kind: str,
+                    baseline: bool, models: str) -> Submission:
+    """A submission of system logs: `logs:` and `hardware:`, no image (no build, command or interface)."""
+    for key in ("build", "command", "interface", "port", "speech_processor_config", "prepare"):
+        if raw.get(key) is not None:
+            raise fail(key, "a log submission (logs:) has no image: leave out build, command, interface and "
+                            "prepare")
+    hardware = text("hardware", required=False)
+    if not hardware:
+        raise fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, 64 GB RAM")')
+    return Submission(path=folder, id=folder.name, team=text("team", pattern=_NAME),
+                      system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
+                      kind=kind, contact=text("contact", required=False),
+                      description=text("description", required=False), baseline=baseline,
+                      logs=_logs(raw["logs"], folder, fail), hardware=hardware, models=models, raw=raw)
+
+
+def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
+    """{dataset: log file inside the submission folder} of `logs:`."""
+    if not isinstance(value, dict) or not value:
+        raise fail("logs", f"expected a mapping of dataset name to log file ({{dev: dev.log, test: test.log}}), "
+                           f"got {value!r}")
+    out: dict[str, Path] = {}
+    for name, rel in value.items():
+        if not isinstance(name, str) or not name:
+            raise fail("logs", f"dataset names are strings, got {name!r}")
+        out[name] = _inside(rel, folder, fail, f"logs.{name}")
+    return out
+
+
+def _inside(rel: Any, folder: Path, fail: Any, where: str) -> Path:
+    """An existing file named relative to the submission folder, inside it."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise fail(where, f"expected a file path, got {rel!r}")
+    if os.path.isabs(rel):
+        raise fail(where, f"{rel!r} must be a path relative to the submission folder")
+    target = (folder / rel).resolve()
+    if not target.is_relative_to(folder):
+        raise fail(where, f"{rel!r} points outside the submission folder")
+    if not target.is_file():
+        raise fail(where, f"file not found: {folder / rel}")
+    return target
+
+
 def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
     if value is None:
-        raise fail("build", "missing required field ({dockerfile: Dockerfile} or {image: image.tar})")
+        raise fail("build", "missing required field ({dockerfile: Dockerfile} or {image: image.tar}; or, for a log "
+                            "submission, logs: {test: FILE} and hardware:)")
     if not isinstance(value, dict):
         raise fail("build", f"expected a mapping ({{dockerfile: ...}} or {{image: ...}}), got {value!r}")
     bad = unknown_field(value, ("dockerfile", "image"))
@@ -158,16 +231,7 @@ def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
     if ("dockerfile" in value) == ("image" in value):
         raise fail("build", "give exactly one of dockerfile or image")
     key = "dockerfile" if "dockerfile" in value else "image"
-    rel = value[key]
-    if not isinstance(rel, str) or not rel.strip():
-        raise fail(f"build.{key}", f"expected a file path, got {rel!r}")
-    if os.path.isabs(rel):
-        raise fail(f"build.{key}", f"{rel!r} must be a path relative to the submission folder")
-    target = (folder / rel).resolve()
-    if not target.is_relative_to(folder):
-        raise fail(f"build.{key}", f"{rel!r} points outside the submission folder")
-    if not target.is_file():
-        raise fail(f"build.{key}", f"file not found: {folder / rel}")
+    target = _inside(value[key], folder, fail, f"build.{key}")
     return BuildSpec(dockerfile=target) if key == "dockerfile" else BuildSpec(image_tar=target)
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.errors import HarnessError
+from harness.jsonio import write_text_atomic
 
 __all__ = ["Aligner", "EflomalAligner", "average_anticipation", "corpus_anticipation", "aligned",
            "DEFINITION"]
@@ -115,8 +116,5 @@ def aligned(aligner: Aligner, sources: Sequence[str], targets: Sequence[str]) ->
         except (OSError, ValueError, TypeError):
             pass  # a damaged cache entry is recomputed
     links = aligner.align(sources, targets)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(links), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(links), mkdir=True)
     return links

@@ -17,7 +17,6 @@ and the paired tests use the same resamples as every other metric.
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.jsonio import atomic_path, write_text_atomic
 
 __all__ = ["WORDNET_DIR", "wordnet", "meteor_sentence_scores", "meteor_signature", "PARAMS"]
 
@@ -64,14 +64,11 @@ def _corpus_dir() -> Path:
     for f in WORDNET_DIR.iterdir():  # copies (28 MB): nltk refuses symbolic and hard links out of its root
         target = root / f.name
         if f.is_file() and (not target.exists() or target.stat().st_size != f.stat().st_size):
-            tmp = root / f".{f.name}.{os.getpid()}.tmp"
-            shutil.copyfile(f, tmp)
-            tmp.replace(target)
+            with atomic_path(target) as partial:
+                shutil.copyfile(f, partial)
     lex = root / "lexnames"
     if not lex.is_file():
-        tmp = root / f".lexnames.{id(root)}"
-        tmp.write_text(_lexnames(), encoding="utf-8")
-        tmp.replace(lex)
+        write_text_atomic(lex, _lexnames())
     return root
 
 

@@ -23,6 +23,9 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
+from harness.cache import cache_root
+from harness.jsonio import atomic_path
+
 __all__ = ["library", "EditCounts", "start_edit_counts", "edit_counts", "chrf_match_counts"]
 
 SOURCES = [Path(__file__).with_name("ter_shift.c"), Path(__file__).with_name("chrf_ngrams.c")]
@@ -30,9 +33,7 @@ _STATE: dict[str, Any] = {}
 
 
 def _cache_dirs() -> list[Path]:
-    explicit = os.environ.get("HARNESS_CACHE")
-    first = Path(explicit) if explicit else Path.home() / ".cache" / "harness"
-    return [first, Path(tempfile.gettempdir()) / f"harness-{os.getuid() if hasattr(os, 'getuid') else 'user'}"]
+    return [cache_root(), Path(tempfile.gettempdir()) / f"harness-{os.getuid() if hasattr(os, 'getuid') else 'user'}"]
 
 
 def _build(target: Path) -> bool:
@@ -42,13 +43,11 @@ def _build(target: Path) -> bool:
         return False
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".so.tmp")
-        os.close(fd)
-        proc = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", tmp, *map(str, SOURCES)], capture_output=True)
-        if proc.returncode != 0:
-            os.unlink(tmp)
-            return False
-        os.replace(tmp, target)
+        with atomic_path(target) as partial:
+            proc = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", str(partial), *map(str, SOURCES)],
+                                  capture_output=True)
+            if proc.returncode != 0:
+                raise OSError(proc.stderr.decode("utf-8", "replace")[-200:])
         return True
     except OSError:
         return False

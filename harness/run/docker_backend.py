@@ -19,6 +19,7 @@ from typing import Any
 from harness import layout
 from harness.config import Limits
 from harness.run import failures, network
+from harness.run.compute import started_at
 from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
 from harness.run.ports import tcp_listening_ports
@@ -200,6 +201,7 @@ class DockerBackend:
         self.limits: Limits | None = None
         self.ports_seen: list[int] = []
         self.stop_ports = threading.Event()
+        self.started: float | None = None  # epoch seconds the participant container started
         self.stage: ContextStage | None = None
 
     def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
@@ -297,6 +299,7 @@ class DockerBackend:
         api, cid = self.api, self.part_id
         self.client_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
                                    run_dir.client_log, spec.config.limits.client_log_max_bytes)
+        self.started = time.time()  # until the engine's own State.StartedAt is read back (`collect`)
         _start_participant(api, cid)
         self.client_pump.start()
         if spec.driven:
@@ -318,6 +321,7 @@ class DockerBackend:
         if result.exit_code is None:
             result.exit_code = info["State"].get("ExitCode")
         result.oom_killed = bool(info["State"].get("OOMKilled"))
+        self.started = started_at(info["State"].get("StartedAt")) or self.started
         result.isolation = applied_isolation(info, api.inspect_network(self.net["Id"]))
         result.client_log_truncated = self.client_pump.truncated
         if self.mem:
@@ -328,6 +332,10 @@ class DockerBackend:
     def participant_ports(self) -> list[int]:
         """The TCP ports a driven participant was last seen listening on ([] when unknown)."""
         return list(self.ports_seen)
+
+    def participant_started_at(self) -> float | None:
+        """When the participant's container started (the engine's `State.StartedAt`), epoch seconds."""
+        return self.started
 
     def _watch_ports(self, stop: threading.Event) -> None:
         """While a driven participant runs, note the ports it listens on (its network namespace's

@@ -19,12 +19,14 @@ from collections.abc import Callable
 from typing import Protocol
 
 from harness import layout
+from harness.errors import HarnessError
 from harness.jsonio import read_json_or_none
-from harness.run import failures
+from harness.run import compute, failures
 from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.run.tail import last_lines, log_tail
 from harness.run.watch import Participant, ServerOutput, watch
-from harness.runlog import read_failures, read_statuses
+from harness.runlog import read_failures, read_records, read_statuses
+from harness.runmeta import FIRST_REQUEST, read_run_meta
 
 
 class Backend(Protocol):
@@ -101,8 +103,20 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         result.timings["total_s"] = time.monotonic() - t0
         result.window = (wall0, time.time())
         result.instances_done = len(read_statuses(run_dir.instances_log))
+        _measure(spec, backend, run_dir, result)
         if result.outcome.status != failures.OK:
             result.client_log_tail = last_lines(run_dir.client_log)
+
+
+def _measure(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult) -> None:
+    """The participant's start-up time (its start, as the backend knows it, to the first request the server saw)
+    and its compute time over the source (`harness.run.compute`)."""
+    try:
+        result.participant_started_at = getattr(backend, "participant_started_at", lambda: None)()
+        result.startup = compute.startup(result.participant_started_at, read_run_meta(run_dir).get(FIRST_REQUEST))
+        result.compute = compute.compute(read_records(run_dir.instances_log), spec.track.is_speech)
+    except HarnessError:  # an unreadable run.json or log: the run's outcome says why; nothing to measure
+        result.startup = result.compute = None
 
 
 def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult,

@@ -13,10 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.client.agent import Agent
 from harness.client.connection import Connection, InProcessConnection, connect
 from harness.client.options import select_instances
 from harness.client.runner import AgentTimeouts, RunSummary, agent_info_check, client_exit_code, run_instances
+from harness.run import compute
+from harness.runmeta import update_run_meta
 from harness.server.app import run_server
 from harness.server.evaluation import Evaluation, open_evaluation
 
@@ -56,16 +59,27 @@ def loopback_server(evaluation: Evaluation) -> Iterator[str]:
         thread.join()
 
 
+def _record_compute(evaluation: Evaluation, records: list[dict[str, Any]], started_at: float | None) -> None:
+    """The host, the start-up time and the compute time of this run, into its run.json."""
+    from harness.run.hardware import hardware
+
+    run = layout.RunDir(evaluation.writer.output)
+    update_run_meta(run, {"hardware": hardware(), "startup": compute.startup(started_at, evaluation.first_request),
+                          "compute": compute.compute(records, evaluation.speech)})
+
+
 def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent, track: str | None = None,
               resume: bool = False, overwrite: bool = False, transport: str = "inprocess", num_workers: int = 1,
               instances: str | None = None, progress: bool = False,
-              system: dict[str, Any] | None = None) -> tuple[RunSummary, Path]:
+              system: dict[str, Any] | None = None, started_at: float | None = None) -> tuple[RunSummary, Path]:
     """Decode every pending instance with `agent`, then score the log file into scores.json; (summary, its path).
 
     The task's instance and idle timeouts hold for the agent in every transport. `summary.outcome` is the run's
     verdict by the orchestrator's rule (`classify_run`), as if the client were a container that exited with
     `client_exit_code(summary)`: the same agent bug gets the same status here and under Docker. `system` (the
     agent file's hash, class and options) is part of the run's identity: `--resume` refuses another system.
+    run.json gets the host's hardware, the start-up time (from `started_at`, by default this process's start, to
+    the agent's first request) and the compute time over the source (`harness.run.compute`).
     """
     from harness.run.failures import classify_run
     from harness.scoring import write_scores
@@ -96,6 +110,7 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
         summary.outcome = classify_run(exit_code=client_exit_code(summary), oom_killed=False,
                                        timed_out=summary.timed_out, instance_statuses=statuses, expected=expected,
                                        failed=failed)
+        _record_compute(evaluation, records, compute.process_started_at() if started_at is None else started_at)
     finally:
         evaluation.close()
     from harness.scoring.options import track_scoring_options

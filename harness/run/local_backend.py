@@ -72,6 +72,7 @@ class LocalBackend:
         self.server: subprocess.Popen[bytes] | None = None
         self.server_pump: LogPump | None = None
         self.client: _Process | None = None
+        self.started: float | None = None  # epoch seconds the participant's process was launched
         self.client_pump: LogPump | None = None
         self.extra_env: dict[str, str] = {}  # the context list and the prepared folder (see `prepare`)
         self.stage: Path | None = None
@@ -132,6 +133,7 @@ class LocalBackend:
             raise failures.ParticipantStartError("without Docker an agent-server submission needs a command: in "
                                                  "submission.yaml (the image's own command is not known here)")
         argv = participant_argv(spec.command)
+        self.started = time.time()
         try:
             proc = subprocess.Popen(argv, cwd=self.workdir, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -142,6 +144,10 @@ class LocalBackend:
         self.client = _Process(proc)
         self.client_pump = _pump(proc, run_dir.client_log, spec.config.limits.client_log_max_bytes)
         return self.client
+
+    def participant_started_at(self) -> float | None:
+        """When the participant's process was launched, epoch seconds."""
+        return self.started
 
     def server_output(self) -> ServerOutput:
         assert self.server_pump is not None

@@ -61,6 +61,9 @@ class RunResult:
     client_log_tail: list[str] = field(default_factory=list)  # last lines of client.log (runs that are not ok)
     first_instance_s: float | None = None  # participant start → first instance logged
     window: tuple[float, float] | None = None  # wall-clock (epoch) start and end of the whole run
+    participant_started_at: float | None = None  # epoch seconds: when the backend started the participant
+    startup: dict[str, Any] | None = None  # participant start → first request (harness.run.compute.startup)
+    compute: dict[str, Any] | None = None  # participant compute time and real-time factor (compute.compute)
 
 
 def count_instances(track: Track, dataset: Dataset) -> int:

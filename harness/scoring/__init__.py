@@ -12,7 +12,7 @@ from harness.scoring.corpus import (
     score_records,
     score_records_with_instances,
 )
-from harness.scoring.files import score_run, write_instance_scores, write_json, write_scores
+from harness.scoring.files import write_instance_scores, write_scores
 from harness.scoring.references import reference_sets_of
 
 __all__ = [
@@ -25,8 +25,6 @@ __all__ = [
     "score_path",
     "score_records",
     "score_records_with_instances",
-    "score_run",
     "write_instance_scores",
-    "write_json",
     "write_scores",
 ]

@@ -26,7 +26,7 @@ from harness.metrics.quality import resample_counts
 from harness.metrics.resegment import METHODS, SentenceOutput, resegment
 from harness.recordings import RefSentence
 from harness.scoring.means import mean_records
-from harness.scoring.neural import longform_source_texts, model_metric_records
+from harness.scoring.neural import longform_source_texts, model_metric_records, needs_source
 from harness.scoring.options import ScoringOptions
 from harness.scoring.quality_step import quality_records, resampled_sums, start_quality
 from harness.scoring.references import references_by_set
@@ -202,7 +202,7 @@ def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOut
     resampled = dict(zip(step.keys, resampled_sums(counts, step.blocks())[0], strict=True)) if counts is not None \
         else {}
     out = quality_records(step, counts, resampled, options.seed)
-    sources = longform_source_texts([o.sentence for outs in outputs for o in outs]) if neural else None
+    sources = longform_source_texts([o.sentence for outs in outputs for o in outs]) if needs_source(neural) else None
     out.update(model_metric_records(neural, sentence_recs, refs_by_set, options.model_metrics, source_texts=sources,
                                     counts=counts, seed=options.seed)[0])
     for rec in out.values():

@@ -1,11 +1,13 @@
-"""The neural quality metrics of one run (COMET, XCOMET): which texts they score, and their scores.json records.
+"""The neural quality metrics of one run (COMET, XCOMET, BLEURT): which texts they score, and their scores.json
+records.
 
 Each instance is scored as (source text, hypothesis, reference) on each reference set alone (`COMET`,
-`COMET@SET`; a COMET model takes one reference). The source text is the record's `source` for text runs; for
-speech runs it is the transcript the dataset names (`source_text` in the task config, `--source-text` of
-`harness score`), line i for instance i. Long-form runs pass the resegmented sentences as the records and the
-transcript sentences (`RefSentence.source`) as `source_texts`. The per-instance values go into
-instance_scores.jsonl, so the instance pages and the paired significance read them from files.
+`COMET@SET`; a COMET model takes one reference); BLEURT reads no source, so it needs no transcript. The source
+text is the record's `source` for text runs; for speech runs it is the transcript the dataset names (`source_text`
+in the task config, `--source-text` of `harness score`), line i for instance i. Long-form runs pass the
+resegmented sentences as the records and the transcript sentences (`RefSentence.source`) as `source_texts`. The
+per-instance values go into instance_scores.jsonl, so the instance pages and the paired significance read them
+from files.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from harness.config import ModelMetric
 from harness.errors import HarnessError, MetricSetupError
 from harness.recordings import RefSentence
 
-__all__ = ["source_texts_of", "longform_source_texts", "model_metric_records"]
+__all__ = ["source_texts_of", "longform_source_texts", "model_metric_records", "needs_source"]
+
+#: the neural metrics that score (hypothesis, reference) pairs without the source
+SOURCE_FREE = ("BLEURT",)
+
+
+def needs_source(names: Sequence[str]) -> bool:
+    """Whether any of the neural metrics `names` reads the source text."""
+    return any(n not in SOURCE_FREE for n in names)
 
 
 def longform_source_texts(sentences: Sequence[RefSentence]) -> list[str]:
@@ -60,13 +70,11 @@ def model_metric_records(
     """({key: scores.json record}, {key: per-instance numpy array}) of each neural metric in `names`."""
     import numpy as np
 
-    from harness.metrics.comet.values import comet_record, comet_values
-
     out: dict[str, dict[str, Any]] = {}
     per_instance: dict[str, Any] = {}
     if not names:
         return out, per_instance
-    sources = source_texts_of(records, source_texts)
+    sources = source_texts_of(records, source_texts) if needs_source(names) else None
     hyps = [rec["prediction"] for rec in records]
     for name in names:
         if name not in settings:
@@ -74,8 +82,8 @@ def model_metric_records(
                                f"--{name.lower()}-model PATH")
         for i, (set_name, refs) in enumerate(refs_by_set.items()):
             key = name if i == 0 else f"{name}@{set_name}"
-            result = comet_values(name, sources, hyps, refs, settings[name])
-            rec = comet_record(result, counts, seed)
+            result = metric_registry.function_of(name)(name, sources, hyps, refs, settings[name])
+            rec = result.record(counts, seed)
             rec["reference_set"] = set_name
             rec.update(metric_registry.describe_key(key))
             out[key] = rec

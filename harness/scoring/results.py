@@ -6,7 +6,8 @@
 - `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
   scored run against the board's best on the track's primary quality and latency metrics, over the instances
   both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
-  the order the leaderboard ranks in.
+  the order the leaderboard ranks in. Systems built on closed models (`models: closed`) are ranked apart, and runs
+  whose regime cannot be decided (`not_ranked`) are not ranked: they are neither the best nor tested against it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import numpy as np
 from harness import layout
 from harness.config import TaskConfig, Track
 from harness.errors import HarnessError
+from harness.jsonio import write_json
 from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
 from harness.metrics.latency import continuous_wait
 from harness.metrics.significance import paired_quality, paired_values
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows
-from harness.scoring.files import write_instance_scores, write_json
+from harness.scoring.files import write_instance_scores
 from harness.scoring.longform import is_longform_log, sentence_scores
 from harness.scoring.options import track_scoring_options
 from harness.scoring.references import reference_sets_of
@@ -184,14 +186,17 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
     data, written = _load_runs(config, results, runs)
     for track in config.tracks:
         if track.anticipation:
-            written += [write_json(results.anticipation(track.name, name), dataset_anticipation(ds))
+            written += [write_json(results.anticipation(track.name, name), dataset_anticipation(ds), ensure_ascii=False,
+                                          mkdir=True)
                         for name, ds in track.datasets.items()
                         if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
         for dataset in track.datasets:
-            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset]
+            board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset
+                     and r.get("models") != "closed" and not r.get("not_ranked")]
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
-                written.append(write_json(results.significance(track.name, dataset), out))
+                written.append(write_json(results.significance(track.name, dataset), out, ensure_ascii=False,
+                                          mkdir=True))
     return written
 
 

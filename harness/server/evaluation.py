@@ -7,6 +7,7 @@ score: the layer that builds it may inject a `scorer` (log file → scores) for 
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,8 +16,10 @@ from typing import Any
 
 from harness import layout
 from harness.config import Limits, Track
+from harness.errors import HarnessError
 from harness.protocol import PROTOCOL_VERSION, ProtocolError, StepRequest, StepResponse
 from harness.runlog import LogWriter
+from harness.runmeta import FIRST_REQUEST, update_run_meta
 from harness.server.identity import check_resume, record_identity, run_identity
 from harness.server.session import TIMEOUT, Session, SpeechSource, TextSource
 
@@ -46,6 +49,7 @@ class Evaluation:
         self._done = threading.Event()
         self.on_done: list[Callable[[], None]] = []
         self.gate_file: str | None = None  # GET /gate stays closed until this file exists (`--gate-file`)
+        self.first_request: dict[str, Any] | None = None  # run.json's `first_request` (see `saw_participant`)
         if self.is_done():
             self._done.set()
 
@@ -84,6 +88,21 @@ class Evaluation:
     def wait_done(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
 
+    def saw_participant(self, by: str = "request") -> None:
+        """Note (once, in run.json) when the participant was first heard from, on this server's clock: its first
+        request, or for an agent server the driver's first successful probe (`by="probe"`). The start-up time of
+        `harness.run.compute` ends here."""
+        if self.first_request is not None:
+            return
+        with self._lock:
+            if self.first_request is not None:
+                return
+            self.first_request = {"at": round(time.time(), 6), "by": by}
+            try:
+                update_run_meta(layout.RunDir(self.writer.output), {FIRST_REQUEST: self.first_request})
+            except (OSError, HarnessError) as exc:  # a measurement only: the participant's request goes on
+                print(f"harness server: start-up time not recorded: {exc}".splitlines()[0], file=sys.stderr)
+
     # -- steps ----------------------------------------------------------------------------------------------
     def check_index(self, index: Any) -> int:
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.dataset):
@@ -109,6 +128,7 @@ class Evaluation:
     def begin(self, index: int, req: StepRequest, t_arrive: float) -> Session:
         """Find (or open) the session of a step that arrived at `t_arrive`; raises ProtocolError."""
         index = self.check_index(index)
+        self.saw_participant()
         with self._lock:
             if index in self.finished:
                 rec = self.writer.records.get(index, {})
@@ -256,8 +276,8 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
         check_resume(run, identity)
     writer = LogWriter(Path(output), resume=resume, overwrite=overwrite)
     record_identity(run, identity)
-    from harness.runmeta import update_run_meta
-
-    # what a live viewer counts against, and the language scoring needs (`harness score RUN` reads it)
-    update_run_meta(run, {"expected_instances": len(dataset), "target_lang": track.target_lang})
+    # what a live viewer counts against, and the language scoring needs (`harness score RUN` reads it); the start-up
+    # time of an earlier server of this folder is not this one's
+    update_run_meta(run, {"expected_instances": len(dataset), "target_lang": track.target_lang},
+                    remove=(FIRST_REQUEST,))
     return Evaluation(track, dataset_name, dataset, writer, config.limits, context=context_paths(ds, context_root))

@@ -71,12 +71,15 @@ class BaseHandler(EvaluationMixin, tornado.web.RequestHandler):
     """Plain HTTP: JSON answers, `ProtocolError`s (HTTPErrors) as one-line JSON 4xx bodies, no ETag."""
 
     refusal = ""  # the one-line reason of a refused request (for the access log)
+    participant_request = True  # a request of the participant (not the harness's health probe or start gate)
 
     def compute_etag(self) -> None:
         return None
 
     def prepare(self) -> None:
         self.t_arrive = _clock()
+        if self.participant_request:
+            self.evaluation.saw_participant()
         if len(self.request.body) > self.max_body:
             raise ProtocolError(f"request body of {len(self.request.body)} bytes exceeds the cap of {self.max_body}",
                                 413)
@@ -128,6 +131,8 @@ class NotFoundHandler(BaseHandler):
 
 
 class HealthHandler(BaseHandler):
+    participant_request = False  # the harness's readiness probe
+
     def get(self) -> None:
         ev = self.evaluation
         self.send_json({"status": "ok", "version": __version__, "track": ev.track.name,
@@ -139,6 +144,8 @@ class GateHandler(BaseHandler):
     then closed (503) until the harness creates that file in the run folder (the swarm backend starts a participant
     on another node early, and its command waits here until the server is healthy and alone on the run's network).
     `wait` (at most 30) holds the answer until the gate opens or the time is up: one request instead of a poll."""
+
+    participant_request = False  # the harness's gate in front of the participant's command
 
     async def get(self) -> None:
         path = self.evaluation.gate_file
@@ -197,6 +204,9 @@ class StreamHandler(EvaluationMixin, tornado.websocket.WebSocketHandler):
 
     def send_payload(self, payload: bytes | str, binary: bool) -> None:
         self.write_message(payload, binary=binary)
+
+    def open(self, *args: str, **kwargs: str) -> None:
+        self.evaluation.saw_participant()
 
     def on_message(self, message: str | bytes) -> None:
         t_arrive = _clock()

@@ -277,7 +277,8 @@ class Session:
             status=self.status,
             error=self.error,
             latency_unit=latency_unit,
-            timing={"wall_s": round(end - self.created, 6), "server_s": round(self.server_s, 6)},
+            timing={"wall_s": round(end - self.created, 6), "server_s": round(self.server_s, 6),
+                    "client_s": round(self.client_ms / 1000.0, 6)},
         )
         return rec
 

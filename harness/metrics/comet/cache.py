@@ -12,12 +12,13 @@ scoring loses at most the batch in flight. The database also remembers checkpoin
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
+
+from harness.cache import cache_root
 
 __all__ = ["ScoreCache", "cache_path", "item_digest", "batch_digest"]
 
@@ -32,8 +33,7 @@ _SCHEMA = (
 
 def cache_path() -> Path:
     """`$HARNESS_CACHE/comet/scores.sqlite3` (default `~/.cache/harness/comet/scores.sqlite3`)."""
-    root = os.environ.get("HARNESS_CACHE") or str(Path.home() / ".cache" / "harness")
-    return Path(root) / "comet" / "scores.sqlite3"
+    return cache_root() / "comet" / "scores.sqlite3"
 
 
 def item_digest(src: str, mt: str, ref: str) -> str:

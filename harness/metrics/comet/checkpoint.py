@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import MetricSetupError
+from harness.errors import HarnessError, MetricSetupError
 
 __all__ = ["Checkpoint", "locate", "content_hash"]
 
@@ -34,7 +34,7 @@ class Checkpoint:
 
 def locate(path: str | Path, where: str = "model") -> Checkpoint:
     """The checkpoint at `path` (folder or `.ckpt`), or a one-line MetricSetupError naming `where` and the path."""
-    import yaml
+    from harness.yamlio import read_yaml
 
     p = Path(path).expanduser().resolve()
     if not p.exists():
@@ -46,9 +46,9 @@ def locate(path: str | Path, where: str = "model") -> Checkpoint:
     if not hparams.is_file():
         raise MetricSetupError(f"{where}: {p} is not a COMET checkpoint (no hparams.yaml beside checkpoints/)")
     try:
-        meta = yaml.safe_load(hparams.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise MetricSetupError(f"{where}: {hparams} cannot be read as YAML: {exc}") from None
+        meta = read_yaml(hparams)
+    except HarnessError as exc:
+        raise MetricSetupError(f"{where}: {exc}") from None
     ident = meta.get("class_identifier") if isinstance(meta, dict) else None
     if not isinstance(ident, str):
         raise MetricSetupError(f"{where}: {hparams} is not a COMET hparams.yaml (no class_identifier)")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import MetricSetupError
+from harness.errors import HarnessError, MetricSetupError
 from harness.metrics.comet.checkpoint import Checkpoint
 
 __all__ = ["EXTRA_MISSING", "require_comet", "LoadedModel", "load_model", "comet_version", "out_of_memory"]
@@ -92,12 +92,13 @@ def _load(ckpt: Checkpoint, where: str) -> Any:
 
 def _missing_encoder(ckpt: Checkpoint) -> str | None:
     """The encoder the checkpoint names (`pretrained_model`) when it is neither a folder nor in the hub cache."""
-    import yaml
     from huggingface_hub import try_to_load_from_cache
 
+    from harness.yamlio import read_yaml
+
     try:
-        encoder = (yaml.safe_load(ckpt.hparams.read_text(encoding="utf-8")) or {}).get("pretrained_model")
-    except (OSError, yaml.YAMLError):
+        encoder = (read_yaml(ckpt.hparams) or {}).get("pretrained_model")
+    except HarnessError:
         return None
     if not isinstance(encoder, str) or Path(encoder).is_dir():
         return None

@@ -38,6 +38,9 @@ class CometValues:
     def signature(self) -> str:
         return signature(self.model_signature)
 
+    def record(self, counts: Any = None, seed: int = 12345) -> dict[str, Any]:
+        return comet_record(self, counts, seed)
+
 
 def scorer_for(settings: ModelMetric, where: str, cache: ScoreCache | None = None) -> CometScorer:
     """The process's scorer of these settings (one per checkpoint hash, precision, device and batch size)."""
