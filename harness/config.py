@@ -44,7 +44,7 @@ _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit
                  "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "max_latency")
-_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text")
+_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context")
 _MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus")
 PRECISIONS = ("fp16", "fp32")
 #: each neural metric's reference scorer's precision: comet-score halves the model, bleurt-pytorch does not
@@ -70,6 +70,7 @@ class Dataset:
     segmentation: Path | None = None
     transcripts: Path | None = None
     source_text: Path | None = None  # speech: the transcript of the source, line-aligned (COMET's `src`)
+    context: Path | None = None  # extra context: a list of documents, one path a line (relative to the list)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Limits:
     references never hit it. Past it the instance ends as `protocol_violation` with the text truncated.
     """
     startup_timeout_s: float = 120.0  # an agent-server participant must listen within this (see harness.drivers)
+    prepare_timeout_s: float = 1800.0  # a submission's `prepare:` command (run once before the streamed run)
     server_memory: str = "2g"  # the evaluation server's container (harness code, but fed by the participant)
     server_pids: int = 128
 
@@ -302,7 +304,44 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, lon
     refs = {str(k): r.file(v, f"{where}.references.{k}", check_files) for k, v in refs_raw.items()}
     text = r.get(m, "source_text", where, str, None)
     source_text = r.file(text, f"{where}.source_text", check_files) if text is not None else None
-    return Dataset(name=name, source=source, references=refs, source_text=source_text, **extra)
+    context = _context(r, m, where, check_files)
+    return Dataset(name=name, source=source, references=refs, source_text=source_text, context=context, **extra)
+
+
+def _context(r: _Reader, m: dict[str, Any], where: str, check_files: bool) -> Path | None:
+    """The dataset's context list (`context: FILE`), with each document it names checked when files are."""
+    value = r.get(m, "context", where, str, None)
+    if value is None:
+        return None
+    path = r.file(value, f"{where}.context", check_files)
+    if check_files and path.is_file() and path.stat().st_size > 0:
+        for problem in context_problems(path):
+            r.collect(r.fail(f"{where}.context", problem))
+    return path
+
+
+def context_documents(list_file: Path) -> list[Path]:
+    """The documents a context list names, in its order: one path a line (blank lines skipped), relative to the
+    list's folder unless absolute."""
+    lines = list_file.read_text(encoding="utf-8").splitlines()
+    return [(list_file.parent / line.strip()).resolve() for line in lines if line.strip()]
+
+
+def context_problems(list_file: Path) -> list[str]:
+    """One line per document of a context list that is missing or empty (none when all are there)."""
+    try:
+        docs = context_documents(list_file)
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"cannot read the context list {list_file}: {exc}"]
+    if not docs:
+        return [f"the context list {list_file} names no document"]
+    out = []
+    for doc in docs:
+        if not doc.is_file():
+            out.append(f"context document not found: {doc} (named in {list_file})")
+        elif doc.stat().st_size == 0:
+            out.append(f"empty context document: {doc} (named in {list_file})")
+    return out
 
 
 def _segmentation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> tuple[str, str, str]:
@@ -416,6 +455,13 @@ def _size(r: _Reader, m: dict[str, Any], key: str, default: str) -> str:
     return str(value)
 
 
+def _positive(r: _Reader, m: dict[str, Any], key: str, default: float) -> float:
+    value = r.get(m, key, "limits", float, default)
+    if value <= 0:
+        raise r.fail(f"limits.{key}", f"must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def _limits(r: _Reader, raw: Any) -> Limits:
     m = r.mapping(raw, "limits", tuple(f.name for f in fields(Limits)))
     d = Limits()
@@ -436,6 +482,7 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         idle_timeout_s=r.get(m, "idle_timeout_s", "limits", float, d.idle_timeout_s),
         total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
         startup_timeout_s=r.get(m, "startup_timeout_s", "limits", float, d.startup_timeout_s),
+        prepare_timeout_s=_positive(r, m, "prepare_timeout_s", d.prepare_timeout_s),
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
         max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),
@@ -508,7 +555,8 @@ def dataset_files(track: Track, name: str) -> list[tuple[str, Path]]:
     files = [(f"{where}.source", ds.source)]
     files += [(f"{where}.references.{k}", v) for k, v in ds.references.items()]
     files += [(f"{where}.{key}", path) for key, path in
-              (("segmentation", ds.segmentation), ("transcripts", ds.transcripts), ("source_text", ds.source_text))
+              (("segmentation", ds.segmentation), ("transcripts", ds.transcripts), ("source_text", ds.source_text),
+               ("context", ds.context))
               if path is not None]
     return files
 
@@ -522,6 +570,11 @@ def require_dataset_files(config: TaskConfig, track: Track, name: str) -> None:
             raise ConfigError(f"{config.path}: tracks[{i}].{where}: file not found: {path}")
         if path.stat().st_size == 0:
             raise ConfigError(f"{config.path}: tracks[{i}].{where}: empty file: {path}")
+    ds = track.dataset(name)
+    if ds.context is not None:
+        problems = context_problems(ds.context)
+        if problems:
+            raise ConfigError(f"{config.path}: tracks[{i}].datasets.{name}.context: {problems[0]}")
     for metric in track.quality:
         m = config.metrics.get(metric)
         if m is not None and not m.model.exists():

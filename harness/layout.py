@@ -12,6 +12,7 @@ RUN/scores.json            corpus scores with signatures and intervals
 RUN/instance_scores.jsonl  per-instance latency metrics, one line per instance (scoring stage)
 RUN/run.json               what the run is (track, dataset, hashes, resume key) and how it ended
 RUN/client.log, RUN/server.log
+RUN/prepare.log            the output of the submission's `prepare:` command (when it has one)
 ```
 
 Other modules ask here for paths and never spell a file name themselves.
@@ -28,6 +29,7 @@ INSTANCE_SCORES = "instance_scores.jsonl"
 RUN_META = "run.json"
 CLIENT_LOG = "client.log"
 SERVER_LOG = "server.log"
+PREPARE_LOG = "prepare.log"
 DRIVER_REPORT = "driver.json"
 START_GATE = ".start-gate"
 MANIFEST = "manifest.json"
@@ -67,6 +69,11 @@ class RunDir:
     @property
     def server_log(self) -> Path:
         return self.path / SERVER_LOG
+
+    @property
+    def prepare_log(self) -> Path:
+        """The output of the submission's `prepare:` command."""
+        return self.path / PREPARE_LOG
 
     @property
     def start_gate(self) -> Path:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from harness.intake.submission import Submission
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
-         "models", "hardware")
+         "models", "hardware", "prepare")
 
 
 class _Failed(Exception):
@@ -191,6 +191,8 @@ class SubmissionJob:
         """One dataset: resumed when already finished with the same key, else run, scored and recorded."""
         run = self.out.run(ds.name)
         how = [*sub.command, f"interface={sub.interface}", f"port={sub.port}"] if sub.is_agent_server else sub.command
+        if sub.prepare:  # another preprocessing is another run
+            how = [*how, "prepare=", *sub.prepare]
         key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=how,
                                      server_image_id=self._server_image_id())
         entry: dict[str, Any] = {"content_key": key, "image_digest": info.digest, "dataset_sha256": hashes,
@@ -311,7 +313,7 @@ class SubmissionJob:
             spec = RunSpec(submission_image=info.id, command=sub.command, config=self.opts.config, track=track,
                            dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory, interface=sub.interface,
-                           participant_port=sub.port)
+                           participant_port=sub.port, prepare=sub.prepare or None)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n), backend=self._backend())
             attempts.append({"attempt": attempt + 1, "status": result.outcome.status,

@@ -14,15 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.config import Dataset, TaskConfig
+from harness.config import Dataset, TaskConfig, context_documents
 from harness.digest import sha256_file
 from harness.jsonio import write_json
 from harness.run.hardware import hardware
 
 
 def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
-    """{path: sha256} of a dataset's source, its reference sets and (speech) every listed audio file."""
+    """{path: sha256} of a dataset's source, its reference sets, (speech) every listed audio file and its context
+    list with every document it names."""
     files = [dataset.source, *dataset.references.values()]
+    if dataset.context is not None:
+        files += [dataset.context, *context_documents(dataset.context)]
     if modality == "speech":
         for line in dataset.source.read_text(encoding="utf-8").splitlines():
             if line.strip():

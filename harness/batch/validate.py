@@ -53,6 +53,7 @@ class Report:
     checks: list[Check] = field(default_factory=list)
     track: str | None = None
     client_log_tail: list[str] = field(default_factory=list)
+    prepare_s: float | None = None  # the submission's `prepare:` command, before the run (never in latency)
 
     def ok(self) -> bool:
         return self.status in (failures.OK, failures.PARTIAL) and not any(c.level == "fail" for c in self.checks)
@@ -62,6 +63,8 @@ class Report:
                f"status       {self.status}" + (f": {printable(self.reason)}" if self.reason else "")
                + ("  [partial output]" if self.partial else ""),
                f"instances    {self.instances[0]}/{self.instances[1]}"]
+        if self.prepare_s is not None:
+            out.append(f"prepare      {self.prepare_s:.1f} s (before the run; not part of any latency)")
         if self.client_log_tail and self.status != failures.OK:
             out.append("client.log   (last lines of your command's output)")
             out += tail_lines(self.client_log_tail)
@@ -148,7 +151,8 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
     report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
                     (instances.get("done", 0), instances.get("expected", 0)), rec["scores"] or {},
                     output / folder.name / dataset, track=rec.get("track"),
-                    client_log_tail=list(rec.get("client_log_tail") or ()))
+                    client_log_tail=list(rec.get("client_log_tail") or ()),
+                    prepare_s=(run.get("timings") or {}).get("prepare_s"))
     if "image" in man:
         measured = (run.get("startup") or {}).get("seconds")  # container start → first request (run/compute.py)
         run["startup_estimate_s"] = measured if measured is not None else startup_estimate(
@@ -178,7 +182,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=command, config=config, track=track,
                    dataset=track.dataset(dataset), out_dir=run_dir.resolve(), interface=sub.interface,
-                   participant_port=sub.port)
+                   participant_port=sub.port, prepare=sub.prepare or None)
     shown = progress or quiet_progress()
     shown.add(sub.id, dataset)
 
@@ -200,7 +204,7 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
                        **model_metric_options(config, track, track.dataset(dataset))) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
                   (result.instances_done, result.instances_expected), scores, run_dir, track=track.name,
-                  client_log_tail=result.client_log_tail)
+                  client_log_tail=result.client_log_tail, prepare_s=result.timings.get("prepare_s"))
 
 
 def default_output() -> Path:

@@ -85,6 +85,8 @@ class Agent:
 
     source_type: ClassVar[str] = "text"
     target_type: ClassVar[str] = "text"
+    #: the dataset's context documents (extra context: paths the agent can read), set by `set_context`
+    context: tuple[str, ...] = ()
 
     def __init__(self, args: argparse.Namespace | None = None) -> None:
         self.args = args if args is not None else argparse.Namespace()
@@ -96,6 +98,11 @@ class Agent:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Agent:
         return cls(args)
+
+    def set_context(self, documents: list[str]) -> None:
+        """Called once before decoding with the paths of the dataset's context documents (the server's
+        `info["context"]`; empty when the track names none). Override to load them; call this to keep them."""
+        self.context = tuple(documents)
 
     def build_states(self) -> AgentStates:
         """A fresh per-instance state; override to return a subclass with model state."""

@@ -286,10 +286,15 @@ def client_exit_code(summary: RunSummary) -> int:
 
 
 def agent_info_check(agent: Agent, info: dict[str, Any]) -> None:
-    """Refuse a text agent on a speech track (and vice versa) before decoding anything."""
+    """Refuse a text agent on a speech track (and vice versa) before decoding anything; then hand the agent the
+    dataset's context documents (`Agent.set_context`)."""
     from harness.errors import HarnessError
 
     source_type = getattr(agent, "source_type", "text")
     if info.get("modality") and source_type != info["modality"]:
         raise HarnessError(f"{type(agent).__name__} reads {source_type} but the server serves "
                            f"{info['modality']} (track {info.get('track')})")
+    context = info.get("context") or []
+    set_context = getattr(agent, "set_context", None)
+    if callable(set_context):
+        set_context([str(p) for p in context])

@@ -18,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="start over even if instances.log exists")
     parser.add_argument("--gate-file", default=None, metavar="PATH",
                         help="keep GET /gate closed (503) until PATH exists: a participant started early waits on it")
+    parser.add_argument("--context-root", default=None, metavar="DIR",
+                        help="name the dataset's context documents under DIR, where the participant has them "
+                             "mounted (default: their paths here)")
     parser.add_argument("--exit-when-done", action="store_true",
                         help="stop once every instance is logged and scores.json is written")
     drive = parser.add_argument_group("driving an agent-server participant (IWSLT 2023-26 images)")
@@ -36,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.server.app import serve
     from harness.server.evaluation import open_evaluation
 
-    evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite)
+    evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite,
+                                 context_root=args.context_root)
     track = evaluation.track
     from harness.scoring.options import track_scoring_options
 

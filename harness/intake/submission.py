@@ -26,7 +26,7 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
@@ -65,6 +65,7 @@ class Submission:
     logs: dict[str, Path] = field(default_factory=dict)  # a log submission: {dataset name: its system log}
     hardware: str = ""  # a log submission: the hardware its logs were made on, as declared
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
+    prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -149,6 +150,7 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         port=port,
         speech_processor_config=spc,
         models=models,
+        prepare=_prepare(raw.get("prepare"), fail),
         raw=raw,
     )
 
@@ -176,9 +178,10 @@ def _interface(raw: dict[str, Any], fail: Any) -> tuple[str, int | None, str | N
 def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kind: str,
                     baseline: bool, models: str) -> Submission:
     """A submission of system logs: `logs:` and `hardware:`, no image (no build, command or interface)."""
-    for key in ("build", "command", "interface", "port", "speech_processor_config"):
+    for key in ("build", "command", "interface", "port", "speech_processor_config", "prepare"):
         if raw.get(key) is not None:
-            raise fail(key, "a log submission (logs:) has no image: leave out build, command and interface")
+            raise fail(key, "a log submission (logs:) has no image: leave out build, command, interface and "
+                            "prepare")
     hardware = text("hardware", required=False)
     if not hardware:
         raise fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, 64 GB RAM")')
@@ -243,3 +246,15 @@ def _command(value: Any, fail: Any, optional: bool = False) -> tuple[str, ...]:
     if value is None:
         raise fail("command", "missing required field (the client command run inside the container)")
     raise fail("command", f"expected a non-empty string or list of strings, got {value!r}")
+
+
+def _prepare(value: Any, fail: Any) -> tuple[str, ...]:
+    """The `prepare:` command's argv (a string runs under /bin/sh -c); empty without one."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.strip():
+        return ("/bin/sh", "-c", value.strip())
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise fail("prepare", f"expected a non-empty string or list of strings (a command run once before the "
+                          f"evaluation, in the image, network off), got {value!r}")

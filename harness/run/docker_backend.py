@@ -20,6 +20,7 @@ from harness import layout
 from harness.config import Limits
 from harness.run import failures, network
 from harness.run.compute import started_at
+from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
 from harness.run.ports import tcp_listening_ports
 from harness.run.sandbox import (
@@ -90,7 +91,7 @@ def docker_api() -> Any:
         raise failures.InfraError(f"no Docker engine answers: {exc}") from None
 
 
-def _wait_exit(api: Any, cid: str, seconds: float) -> int | None:
+def wait_exit(api: Any, cid: str, seconds: float) -> int | None:
     """The exit code if the container stops within `seconds`, else None.
 
     Polls `inspect` (each answer is immediate) instead of the engine's long-polling `wait`: a `wait` whose read
@@ -131,7 +132,7 @@ class _Container:
         self.api, self.cid = api, cid
 
     def wait(self, seconds: float) -> int | None:
-        return _wait_exit(self.api, self.cid, seconds)
+        return wait_exit(self.api, self.cid, seconds)
 
     def kill(self) -> None:
         try:
@@ -201,6 +202,22 @@ class DockerBackend:
         self.ports_seen: list[int] = []
         self.stop_ports = threading.Event()
         self.started: float | None = None  # epoch seconds the participant container started
+        self.stage: ContextStage | None = None
+
+    def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        """Stage the dataset's context and run the submission's `prepare:` command (see run/context_mounts.py)."""
+        self.stage = stage = ContextStage(spec)
+        if not stage.needed:
+            return
+        user = self._user(spec)
+        stage.stage(user)
+        if spec.prepare:
+            run_prepare(self.api, spec, stage, user, run_dir, timings, wait_exit)
+
+    def _user(self, spec: RunSpec) -> str:
+        """The participant's user (see sandbox.participant_user)."""
+        image = self.api.inspect_image(spec.submission_image)
+        return participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         t0 = time.monotonic()
@@ -239,10 +256,12 @@ class DockerBackend:
         api, net = self.api, self.net
         assert net is not None
         image = api.inspect_image(spec.submission_image)
-        user = participant_user(spec.image_user if spec.image_user is not None else image["Config"].get("User"))
+        user = self._user(spec)
         host = network.SERVER_ALIAS
         policy = SandboxPolicy.from_limits(spec.config.limits)
         argv = participant_argv(spec.command) if spec.command else image_argv(image, spec)
+        stage = self.stage or ContextStage(spec)
+        host_args = {**policy.host_config_args(net["Name"]), "binds": stage.binds()}
 
         def create(args: list[str]) -> str:
             cid = api.create_container(
@@ -251,9 +270,10 @@ class DockerBackend:
                 command=args[1:],
                 name=f"harness-{spec.run_id}-participant",
                 user=user,
-                environment=policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
+                environment={**policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT),
+                             **stage.environment()},
                 labels=network.labels(spec.run_id, "participant"),
-                host_config=api.create_host_config(**policy.host_config_args(net["Name"])),
+                host_config=api.create_host_config(**host_args),
                 networking_config=api.create_networking_config(
                     {net["Name"]: api.create_endpoint_config(aliases=[PARTICIPANT_ALIAS])}),
             )["Id"]
@@ -338,6 +358,8 @@ class DockerBackend:
         _teardown(self.api, self.created, self.net["Id"] if self.net else None)
         if self.server_pump is not None:
             self.server_pump.join(2)
+        if self.stage is not None:
+            self.stage.remove()
 
 
 def _teardown(api: Any, containers: list[str], net_id: str | None) -> None:

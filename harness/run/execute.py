@@ -32,6 +32,10 @@ from harness.runmeta import FIRST_REQUEST, read_run_meta
 class Backend(Protocol):
     """Where a run happens. One backend object serves one run."""
 
+    def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        """Before anything else: stage the dataset's context for the participant and run the submission's
+        `prepare:` command to its end (`timings["prepare_s"]`); `failures.PrepareFailed` when it fails."""
+
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         """Start the server and its health probe (not waiting for it)."""
 
@@ -74,10 +78,14 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
     result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
     t0, wall0 = time.monotonic(), time.time()
     try:
-        _run(spec, backend, run_dir, result, stop, on_progress, t0)
+        backend.prepare(spec, run_dir, result.timings)  # never part of the startup time or of any latency
+        _run(spec, backend, run_dir, result, stop, on_progress, time.monotonic())
         return result
     except RunInterrupted:
         raise
+    except failures.PrepareFailed as exc:  # the submission's own preprocessing failed: its status, not retried
+        result.outcome = failures.Outcome(exc.status, str(exc), False)
+        return result
     except failures.ParticipantStartError as exc:  # its command cannot start: the participant's crash
         result.outcome = failures.Outcome(failures.CRASH, str(exc), True)
         return result

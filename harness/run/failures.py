@@ -43,6 +43,15 @@ class ParticipantStartError(Exception):
     `crash`, never retried. The message is the reason ("executable file not found: nosuchbinary")."""
 
 
+class PrepareFailed(Exception):
+    """The submission's `prepare:` command failed (`crash`, `oom`) or ran past `limits.prepare_timeout_s`
+    (`timeout`): the run ends there, never retried. The message is the reason."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The verdict of one run: `status` from STATUSES, a one-line `reason`, and whether output is partial."""
@@ -191,3 +200,16 @@ def server_died(why: str, done: int, expected: int, log_tail: str = "") -> Outco
     """The participant's failure when the server died while it ran; `why` says how ("exited with code 1")."""
     reason = f"the evaluation server {why} while this participant ran, after {done}/{expected} instances"
     return Outcome(PROTOCOL_VIOLATION, f"{reason}: {log_tail}" if log_tail else reason, True)
+
+
+def prepare_outcome(exit_code: int | None, oom_killed: bool, timeout_s: float, tail: str) -> PrepareFailed | None:
+    """How a `prepare:` command ended, as the run's failure (None when it succeeded). `exit_code` None: it was
+    still running at `limits.prepare_timeout_s`."""
+    after = f": {tail}" if tail else ""
+    if exit_code is None:
+        return PrepareFailed(TIMEOUT, f"prepare: did not finish within limits.prepare_timeout_s ({timeout_s:g} s)")
+    if oom_killed:
+        return PrepareFailed(OOM, f"prepare: ran out of memory (exit code {exit_code}){after}")
+    if exit_code != 0:
+        return PrepareFailed(CRASH, f"prepare: exited with code {exit_code}{after}")
+    return None

@@ -6,18 +6,22 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import cast
 
 from harness import layout
+from harness.data.context import CONTEXT_ENV, PREPARED_ENV, host_context_list
 from harness.run import failures
 from harness.run.sandbox import SandboxPolicy
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
+from harness.run.tail import log_tail
 from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
 
 HOST = "127.0.0.1"
@@ -70,12 +74,46 @@ class LocalBackend:
         self.client: _Process | None = None
         self.started: float | None = None  # epoch seconds the participant's process was launched
         self.client_pump: LogPump | None = None
+        self.extra_env: dict[str, str] = {}  # the context list and the prepared folder (see `prepare`)
+        self.stage: Path | None = None
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
-        argv = [sys.executable, "-m", *server_command(spec, self.port, HOST, participant_host=HOST)]
+        argv = [sys.executable, "-m", *server_command(spec, self.port, HOST, participant_host=HOST,
+                                                              context_root=None)]
         self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)
         self.server_pump = _pump(self.server, run_dir.server_log, SERVER_LOG_MAX_BYTES)
+
+    def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        """The context as a list of host paths and `prepare:` as a local process in the submission folder (no
+        isolation: the network is not turned off here), killed at `limits.prepare_timeout_s`."""
+        self.extra_env = {}
+        if spec.dataset.context is None and not spec.prepare:
+            return
+        self.stage = Path(tempfile.mkdtemp(prefix=f"harness-{spec.run_id}-context-"))
+        if spec.dataset.context is not None:
+            self.extra_env[CONTEXT_ENV] = str(host_context_list(spec.dataset, self.stage / "context"))
+        if spec.prepare:
+            prepared = self.stage / "prepared"
+            prepared.mkdir()
+            self.extra_env[PREPARED_ENV] = str(prepared)
+            self._run_prepare(spec, run_dir, timings)
+
+    def _run_prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        limits = spec.config.limits
+        t0 = time.monotonic()
+        with open(run_dir.prepare_log, "wb") as log:
+            proc = subprocess.Popen(participant_argv(list(spec.prepare or ())), cwd=self.workdir,
+                                    env={**os.environ, **self.extra_env}, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            code = _Process(proc).wait(limits.prepare_timeout_s)
+            if code is None:
+                _Process(proc).kill()
+                proc.wait()
+        timings["prepare_s"] = time.monotonic() - t0
+        failed = failures.prepare_outcome(code, False, limits.prepare_timeout_s, log_tail(run_dir.prepare_log))
+        if failed is not None:
+            raise failed
 
     def prepare_participant(self, spec: RunSpec) -> None:
         return None
@@ -90,7 +128,7 @@ class LocalBackend:
     def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Process:
         url = f"http://{HOST}:{self.port}"
         env = SandboxPolicy.from_limits(spec.config.limits).environment(url, HOST, self.port)
-        env = {**os.environ, **{k: v for k, v in env.items() if k not in _CONTAINER_ONLY}}
+        env = {**os.environ, **{k: v for k, v in env.items() if k not in _CONTAINER_ONLY}, **self.extra_env}
         if not spec.command:
             raise failures.ParticipantStartError("without Docker an agent-server submission needs a command: in "
                                                  "submission.yaml (the image's own command is not known here)")
@@ -138,3 +176,5 @@ class LocalBackend:
                 self.server.wait()
         if self.server_pump is not None:
             self.server_pump.join(2)
+        if self.stage is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)

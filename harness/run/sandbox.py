@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.config import Limits, TaskConfig
+from harness.config import Limits, TaskConfig, context_documents
 from harness.sizes import parse_bytes
 
 if TYPE_CHECKING:
@@ -129,6 +129,8 @@ def data_paths(config: TaskConfig) -> list[Path]:
     for track in config.tracks:
         for ds in track.datasets.values():
             files = [ds.source, *ds.references.values(), *(p for p in (ds.segmentation, ds.transcripts) if p)]
+            if ds.context is not None and ds.context.is_file():  # the server checks the documents it names
+                files += [ds.context, *context_documents(ds.context)]
             paths.update(p for p in files if p.exists())
             if track.modality == "speech":
                 paths.update(_audio_folders(ds.source))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import Dataset, TaskConfig, Track
+from harness.data.context import CONTEXT_ROOT
 from harness.images import base as images
 from harness.run import failures
 
@@ -35,6 +36,7 @@ class RunSpec:
     resume_log: bool = False  # continue an interrupted run's instances.log instead of starting it afresh
     interface: str = "harness"  # or an agent-server interface: the server drives the participant (harness.drivers)
     participant_port: int | None = None
+    prepare: str | list[str] | tuple[str, ...] | None = None  # the submission's `prepare:` command, run first
 
     @property
     def driven(self) -> bool:
@@ -75,12 +77,16 @@ def count_instances(track: Track, dataset: Dataset) -> int:
 PARTICIPANT_ALIAS = "participant"  # the agent server's name on a run's network
 
 
-def server_command(spec: RunSpec, port: int, host: str, participant_host: str = PARTICIPANT_ALIAS) -> list[str]:
+def server_command(spec: RunSpec, port: int, host: str, participant_host: str = PARTICIPANT_ALIAS,
+                   context_root: str | None = CONTEXT_ROOT) -> list[str]:
     """The evaluation server's command line (`harness server ...`), the same for every backend; for an agent-server
-    participant, with the driver that plays the client against it."""
+    participant, with the driver that plays the client against it. The dataset's context documents are named
+    under `context_root` (the participant's mount; None: by their host paths, for a participant on this host)."""
     argv = ["harness", "server", "--config", str(spec.config.path), "--track", spec.track.name,
             "--dataset", spec.dataset.name, "--port", str(port), "--output", str(spec.out_dir), "--host", host,
             "--resume" if spec.resume_log else "--overwrite"]
+    if spec.dataset.context is not None and context_root is not None:
+        argv += ["--context-root", context_root]
     if spec.driven:
         argv += ["--drive", spec.interface, "--participant", f"{participant_host}:{spec.participant_port}"]
     return argv

@@ -31,8 +31,10 @@ class Evaluation:
     """Serves one dataset of one track and records every finished instance."""
 
     def __init__(self, track: Track, dataset_name: str, dataset: Any, writer: LogWriter, limits: Limits,
-                 clock: Callable[[], float] = time.monotonic, scorer: Scorer | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, scorer: Scorer | None = None,
+                 context: list[str] | None = None) -> None:
         self.track = track
+        self.context = list(context or [])  # the dataset's context documents, as the participant names them
         self.dataset_name = dataset_name
         self.dataset = dataset
         self.writer = writer
@@ -77,6 +79,7 @@ class Evaluation:
             "segment_size": self.track.segment_size,
             "num_instances": len(self.dataset),
             "pending": self.pending(),
+            "context": list(self.context),
         }
 
     def is_done(self) -> bool:
@@ -253,10 +256,13 @@ def _longest_reference(dataset: Any) -> int:
 
 def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Path, track_name: str | None = None,
                     resume: bool = False, overwrite: bool = False,
-                    system: dict[str, Any] | None = None) -> Evaluation:
+                    system: dict[str, Any] | None = None, context_root: str | None = None) -> Evaluation:
     """Load a config and dataset and open the log writer: everything a server or a joint run needs. `system`
-    (a joint run's agent, see `server.identity`) joins the run's identity, so a resume by another one is refused."""
+    (a joint run's agent, see `server.identity`) joins the run's identity, so a resume by another one is refused.
+    The dataset's context documents are named under `context_root` (the participant's mount), else by their
+    host paths."""
     from harness.config import load_config, require_dataset_files
+    from harness.data.context import context_paths
     from harness.data.loader import load_dataset
 
     config = load_config(config_path, check_files=False)  # only this dataset's files need to exist
@@ -274,4 +280,4 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
     # time of an earlier server of this folder is not this one's
     update_run_meta(run, {"expected_instances": len(dataset), "target_lang": track.target_lang},
                     remove=(FIRST_REQUEST,))
-    return Evaluation(track, dataset_name, dataset, writer, config.limits)
+    return Evaluation(track, dataset_name, dataset, writer, config.limits, context=context_paths(ds, context_root))

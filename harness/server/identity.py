@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import layout
-from harness.config import TaskConfig, Track
+from harness.config import TaskConfig, Track, context_documents
 from harness.digest import sha256_file
 from harness.errors import HarnessError
 from harness.runmeta import read_run_meta, update_run_meta
@@ -26,6 +26,9 @@ def run_identity(config: TaskConfig, track: Track, dataset_name: str,
     decoding it when the command knows it (`harness run`: `client.options.agent_identity`)."""
     ds = track.dataset(dataset_name)
     files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
+    if ds.context is not None:  # the context list and its documents: another paper is another run
+        files["context list"] = ds.context
+        files.update({f"context document {doc.name}": doc for doc in context_documents(ds.context)})
     identity = {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
                 "config_sha256": config.sha256, "data_sha256": {k: sha256_file(p) for k, p in files.items()}}
     if system is not None:

@@ -27,8 +27,9 @@ from typing import Any
 from harness import layout
 from harness.config import Limits
 from harness.run import failures, network
+from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
-from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api
+from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api, wait_exit
 from harness.run.gate import gated, image_python
 from harness.run.sandbox import (
     SandboxPolicy,
@@ -177,6 +178,22 @@ class SwarmBackend:
         self.gate_python: str | None = None  # the participant starts early behind the gate (its image's python3)
         self.gate_file: Path | None = None
         self.part_ended = threading.Event()
+        self.stage: ContextStage | None = None
+
+    def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
+        """Stage the context and run `prepare:` on this node (see run/context_mounts.py): a single-node swarm
+        only, where the participant's service runs beside the staging folder."""
+        self.stage = stage = ContextStage(spec)
+        if not stage.needed:
+            return
+        if int(self.state.get("Nodes") or 1) > 1:
+            raise failures.InfraError("extra context and prepare: need a single-node swarm (the staging folder is "
+                                      "on the manager); run this track with backend: local")
+        user = participant_user(spec.image_user if spec.image_user is not None
+                                else self.api.inspect_image(spec.submission_image)["Config"].get("User"))
+        stage.stage(user)
+        if spec.prepare:
+            run_prepare(self.api, spec, stage, user, run_dir, timings, wait_exit)
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -260,7 +277,8 @@ class SwarmBackend:
         policy = SandboxPolicy.from_limits(spec.config.limits)
         host = network.SERVER_ALIAS
         several = int(self.state.get("Nodes") or 1) > 1  # keep participants off the data node when others exist
-        env = policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT)
+        stage = self.stage or ContextStage(spec)
+        env = {**policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT), **stage.environment()}
         if policy.gpus:
             self.grant = POOL.acquire(api, len(policy.gpus), lambda n: several and is_data_node(n, self.data_label),
                                       self.placement_timeout_s)
@@ -275,7 +293,7 @@ class SwarmBackend:
             name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
             labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
             env=env, off_data_node=several, data_label=self.data_label,
-            node_id=self.grant.node_id if self.grant else None)
+            node_id=self.grant.node_id if self.grant else None, binds=stage.binds())
         if self.gate_python:  # placed and started now, while the server starts; it waits at the gate
             self._create_participant()
 
@@ -398,6 +416,8 @@ class SwarmBackend:
         for pump in (self.server_pump, self.client_pump):
             if pump is not None:
                 pump.join(2)
+        if self.stage is not None:
+            self.stage.remove()
 
 
 def _node_state(api: Any, task: dict[str, Any] | None) -> str:
