@@ -20,31 +20,9 @@ from typing import Any
 import pytest
 
 from harness import layout
-from harness.drivers import drive
-from harness.drivers.base import DriverReport
 from harness.runlog import read_records
-from harness.server.evaluation import open_evaluation
 from tests.agent_server_fakes import Act, FakeAgentServer, speech_task
-from tests.text_task import make_text_task
-
-SIMULEVAL, SIMULSTREAM = "simuleval-agent-server", "simulstream-http"
-
-
-def run_driver(cfg: Path, out: Path, interface: str, port: int, startup_s: float = 10.0
-               ) -> tuple[DriverReport, dict[int, dict[str, Any]]]:
-    """Drive every instance of `cfg`'s dev set through the participant on `port`; (report, records by index)."""
-    ev = open_evaluation(cfg, "dev", out)
-    try:
-        report = drive(ev, interface, f"127.0.0.1:{port}", startup_s, layout.RunDir(out))
-        ev.writer.sync()
-        return report, {r["index"]: r for r in ev.records()}
-    finally:
-        ev.close()
-
-
-def text_cfg(tmp_path: Path, **limits: float) -> Path:
-    items = ", ".join(f"{k}: {v}" for k, v in limits.items())
-    return make_text_task(tmp_path, limits=f"limits: {{{items}}}\n" if items else "")
+from tests.driver_support import SIMULEVAL, SIMULSTREAM, run_driver, text_cfg
 
 
 def test_a_slow_answer_is_the_participants_time(tmp_path: Path) -> None:

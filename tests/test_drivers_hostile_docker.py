@@ -151,7 +151,7 @@ def test_the_simulstream_pool_survives_an_unanswered_probe(batch: tuple[Path, di
 
 def test_a_simulstream_server_sees_what_simulstreams_own_client_sends(batch: tuple[Path, dict]) -> None:
     pytest.importorskip("simulstream")
-    from tests.test_simulstream_wire import real_client_requests
+    from tests.simulstream_wire import real_client_requests
 
     out, runs = batch
     assert runs["ss-record"]["status"] == "ok", runs["ss-record"].get("reason")

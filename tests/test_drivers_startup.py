@@ -19,7 +19,7 @@ from harness.drivers.http import MAX_CUTS
 from harness.drivers.simuleval_agent_server import SimulEvalAgentServer
 from harness.server.evaluation import open_evaluation
 from tests.agent_server_fakes import Act, FakeAgentServer, speech_task
-from tests.test_drivers_hostile import SIMULEVAL, SIMULSTREAM, run_driver, text_cfg
+from tests.driver_support import SIMULEVAL, SIMULSTREAM, run_driver, text_cfg
 
 STARTUP_S = 60.0
 

@@ -15,7 +15,7 @@ import pytest
 
 from harness.images.base import DEFAULT_TAG
 from tests.evaluate_data.support import leftovers
-from tests.test_evaluate_speech_docker import AGENT, make_task
+from tests.speech_task import AGENT, make_task
 from tests.text_task import make_text_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.espeak]

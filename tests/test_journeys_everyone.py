@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.evaluate_data.support import CONFIG
+from tests.evaluate_data.support import CONFIG, generous_config
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "examples" / "runs" / "udhr-dev-waitk3"
@@ -74,7 +74,8 @@ def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> No
                                                         "python3 probe_agent.py copy")
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+    config = generous_config(tmp_path)  # the run waits on the test's file, never on the clock
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(config),
                              "--output", str(tmp_path / "out"), "--no-docker"], stdout=subprocess.PIPE,
                             stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)

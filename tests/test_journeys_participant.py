@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.evaluate_data.support import CONFIG, make_submission
+from tests.evaluate_data.support import CONFIG, generous_config, make_submission
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO = REPO / "tests" / "agents" / "echo_text.py"
@@ -76,22 +76,9 @@ class NeverWrites(TextAgent):
 '''
 
 
-def _generous_config(root: Path) -> Path:
-    """The tests' task with timeouts far above the time 10,000 reads take on a loaded machine: the protocol limit,
-    not the clock, decides every instance."""
-    for name in ("dev.en", "dev.es", "test.en", "test.es"):
-        shutil.copy2(CONFIG.parent / name, root / name)
-    text = CONFIG.read_text(encoding="utf-8").replace("instance_timeout_s: 5, idle_timeout_s: 3",
-                                                       "instance_timeout_s: 300, idle_timeout_s: 300")
-    text = text.replace("total_timeout_s: 40", "total_timeout_s: 900")
-    assert "instance_timeout_s: 300" in text and "total_timeout_s: 900" in text
-    (root / "task.yaml").write_text(text, encoding="utf-8")
-    return root / "task.yaml"
-
-
 def test_run_and_validate_show_the_servers_reason_for_failed_instances(tmp_path: Path) -> None:
     (tmp_path / "never.py").write_text(NEVER_WRITES, encoding="utf-8")
-    config = _generous_config(tmp_path)
+    config = generous_config(tmp_path)
     ran = harness("run", "--config", str(config), "--dataset", "dev", "--agent", str(tmp_path / "never.py"),
                   "--output", str(tmp_path / "run"))
     assert ran.returncode == 1, ran.stderr
