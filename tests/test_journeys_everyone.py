@@ -100,7 +100,9 @@ def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> No
         if not chunk:
             break
     os.close(master)
-    assert proc.wait(timeout=120) == 0
+    code = proc.wait(timeout=120)
+    assert proc.stdout is not None
+    assert code == 0, proc.stdout.read().decode("utf-8", "replace") + shown.decode("utf-8", "replace")[-2000:]
     assert len(elapsed) >= 3, shown.decode("utf-8", "replace")
 
 
