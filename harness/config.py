@@ -7,8 +7,10 @@ config are relative to the config file's folder and are resolved here, once.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,11 @@ _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
                  "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
 _PRIMARY_FIELDS = ("quality", "latency")
-_REGIME_FIELDS = ("name", "max_latency")
+_REGIME_FIELDS = ("name", "min_latency", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context")
-_MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus")
+_MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus", "optional")
+#: the Python package each neural metric needs (its extra), checked for `optional: true` metrics
+_METRIC_PACKAGES = {"COMET": "comet", "XCOMET": "comet", "BLEURT": "bleurt_pytorch"}
 PRECISIONS = ("fp16", "fp32")
 #: each neural metric's reference scorer's precision: comet-score halves the model, bleurt-pytorch does not
 _PRECISION_DEFAULTS = {"BLEURT": "fp32"}
@@ -75,10 +79,16 @@ class Dataset:
 
 @dataclass(frozen=True)
 class Regime:
-    """A latency regime: submissions whose primary latency is at most `max_latency` compete inside it."""
+    """A latency regime: submissions whose primary latency is at most `max_latency` (and, with `min_latency`, above
+    it: IWSLT 2026's disjoint bands, low 0–2 s and high 2–4 s) compete inside it."""
 
     name: str
     max_latency: float
+    min_latency: float | None = None
+
+    def holds(self, latency: float) -> bool:
+        """True if `latency` falls in this regime: `min_latency < latency <= max_latency`."""
+        return latency <= self.max_latency and (self.min_latency is None or latency > self.min_latency)
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,8 @@ class TaskConfig:
     backend: str = "local"
     swarm: SwarmSettings = field(default_factory=SwarmSettings)
     metrics: dict[str, ModelMetric] = field(default_factory=dict)
+    #: what the config left out, one line each (an `optional: true` metric with no checkpoint or extra here)
+    notes: tuple[str, ...] = ()
 
     def track(self, name: str | None = None) -> Track:
         """The track called `name`; without a name, the only track (error if there are several)."""
@@ -364,7 +376,12 @@ def _regimes(r: _Reader, m: dict[str, Any], where: str) -> list[Regime]:
     for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
         rw = f"{where}.regimes[{i}]"
         rm = r.mapping(reg, rw, _REGIME_FIELDS)
-        regime = Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float))
+        regime = Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float),
+                        r.get(rm, "min_latency", rw, float, None))
+        if regime.min_latency is not None and regime.min_latency >= regime.max_latency:
+            r.collect(r.fail(f"{rw}.min_latency", f"{regime.min_latency:g} is not below max_latency "
+                                                  f"{regime.max_latency:g}"))
+            continue
         if any(regime.name == other.name for other in regimes):
             r.collect(r.fail(f"{rw}.name", f"duplicate regime name {regime.name!r}"))
             continue
@@ -519,8 +536,13 @@ def load_config(path: str | Path, check_files: bool = True, problems: list[str] 
         indices.append(i)
     limits = _collected(r, lambda: _limits(r, m.get("limits") or {}), Limits())
     backend = _collected(r, lambda: r.choice(m, "backend", "", BACKENDS, "local"), "local")
-    metrics = _collected(r, lambda: _model_metrics(r, m.get("metrics") or {}, check_files), {})
+    metrics, left_out = _collected(r, lambda: _model_metrics(r, m.get("metrics") or {}, check_files), ({}, {}))
+    tracks = [_without(t, left_out) for t in tracks]
     for i, t in zip(indices, tracks, strict=True):
+        if t.primary_quality in left_out:
+            r.collect(r.fail(f"tracks[{i}].primary.quality", f"{t.primary_quality} is optional and left out here "
+                                                               f"({left_out[t.primary_quality]}): rank by a metric "
+                                                               "every organizer has"))
         for j, name in enumerate((*t.quality, t.primary_quality)):
             if name in MODEL_METRICS and name not in metrics:
                 where = f"tracks[{i}].quality[{j}]" if j < len(t.quality) else f"tracks[{i}].primary.quality"
@@ -535,7 +557,15 @@ def load_config(path: str | Path, check_files: bool = True, problems: list[str] 
         backend=backend,
         swarm=_collected(r, lambda: _swarm(r, m.get("swarm") or {}), SwarmSettings()),
         metrics=metrics,
+        notes=tuple(f"{r.path}: metrics.{name}: left out ({why})" for name, why in left_out.items()),
     )
+
+
+def _without(track: Track, left_out: dict[str, str]) -> Track:
+    """`track` with the optional metrics that are left out removed from its quality list."""
+    if not any(q in left_out for q in track.quality):
+        return track
+    return replace(track, quality=tuple(q for q in track.quality if q not in left_out))
 
 
 def _collected(r: _Reader, read: Any, default: Any) -> Any:
@@ -581,14 +611,22 @@ def require_dataset_files(config: TaskConfig, track: Track, name: str) -> None:
             raise ConfigError(f"{m.where}.model: no such checkpoint folder or file: {m.model}")
 
 
-def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMetric]:
-    """The `metrics:` block: per neural metric, its checkpoint (a folder or a .ckpt file) and settings."""
+def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> tuple[dict[str, ModelMetric], dict[str, str]]:
+    """The `metrics:` block: per neural metric, its checkpoint (a folder or a .ckpt file) and settings; and the
+    `optional: true` metrics left out here, with why ({name: why})."""
     m = r.mapping(raw, "metrics", MODEL_METRICS)
     out: dict[str, ModelMetric] = {}
+    left_out: dict[str, str] = {}
     for name, block in m.items():
         where = f"metrics.{name}"
         b = r.mapping(block, where, _MODEL_METRIC_FIELDS)
-        model = Path(r.get(b, "model", where, str))
+        written = r.get(b, "model", where, str)
+        if r.get(b, "optional", where, bool, False):
+            why = _unavailable(name, written, r.path.parent)
+            if why:
+                left_out[name] = why
+                continue
+        model = Path(os.path.expandvars(written))
         if not model.is_absolute():
             model = (r.path.parent / model).resolve()
         if check_files and not model.exists():
@@ -601,7 +639,23 @@ def _model_metrics(r: _Reader, raw: Any, check_files: bool) -> dict[str, ModelMe
             raise r.fail(f"{where}.gpus", f"expected 0 (CPU) or 1 (the GPU given to scoring), got {gpus}")
         precision = r.choice(b, "precision", where, PRECISIONS, default_precision(name))
         out[name] = ModelMetric(name, model, batch_size, precision, gpus, f"{r.path}: {where}")
-    return out
+    return out, left_out
+
+
+def _unavailable(name: str, written: str, base: Path) -> str | None:
+    """Why an optional metric cannot run here (its `model` names an unset variable or a missing checkpoint, or
+    its extra is not installed), else None."""
+    expanded = os.path.expandvars(written)
+    unset = re.findall(r"\$\{?(\w+)\}?", expanded)
+    if unset or not expanded.strip():
+        return f"${unset[0]} is not set" if unset else "no model named"
+    model = Path(expanded) if Path(expanded).is_absolute() else (base / expanded).resolve()
+    if not model.exists():
+        return f"no checkpoint at {model}"
+    package = _METRIC_PACKAGES.get(name)
+    if package and importlib.util.find_spec(package) is None:
+        return f"its Python package {package!r} is not installed"
+    return None
 
 
 def _swarm(r: _Reader, raw: Any) -> SwarmSettings:

@@ -159,11 +159,18 @@ class Run:
 
 @dataclass
 class RegimeTable:
-    """A latency regime table: the runs whose primary latency is at most `max_latency`, ranked."""
+    """A latency regime table: the runs whose primary latency is at most `max_latency` (and above `min_latency`,
+    when the regime names one), ranked."""
 
     name: str
     max_latency: float | None
     runs: list[Run]
+    min_latency: float | None = None
+
+    def bounds(self, latency: str) -> str:
+        """The regime's condition on the `latency` metric: `LongYAAL ≤ 2000`, `2000 < LongYAAL ≤ 4000`."""
+        low = f"{self.min_latency:g} < " if self.min_latency is not None else ""
+        return f"{low}{latency} ≤ {self.max_latency:g}"
 
 
 @dataclass
@@ -431,14 +438,18 @@ def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: T
             r.regime_latency = (regime_runs or {}).get(r.key)
     scored = board.scored
     regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
+    placed: set[str] = set()
     for reg in regimes:
-        inside = [r for r in scored if (s := board.regime_latency(r)) is not None and s <= reg.max_latency]
-        board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside)))
+        inside = [r for r in scored if (s := board.regime_latency(r)) is not None and reg.holds(s)]
+        placed.update(r.key for r in inside)
+        board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside), reg.min_latency))
     if regimes:
         top = regimes[-1].max_latency
-        above = [r for r in scored if (s := board.regime_latency(r)) is None or s > top]
-        if above:
-            board.regimes.append(RegimeTable(f"above {top:g}", None, board.ranked(above)))
+        outside = [r for r in scored if r.key not in placed]
+        if outside:
+            above = all((s := board.regime_latency(r)) is None or s > top for r in outside)
+            board.regimes.append(RegimeTable(f"above {top:g}" if above else "outside", None,
+                                             board.ranked(outside)))
     else:
         board.regimes.append(RegimeTable("all", None, board.ranked(scored)))
     return board

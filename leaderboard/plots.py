@@ -72,10 +72,11 @@ def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
     parts: list[str] = []
     lo = xt[0]
     for i, (g, m) in enumerate(regimes):
+        lo = max(lo, min(g.min_latency, xt[-1])) if g.min_latency is not None else lo
         hi = min(m, xt[-1])
         parts.append(el("rect", x=sx(lo), y=float(MT), width=max(sx(hi) - sx(lo), 0.0), height=float(H - MB - MT),
                         fill=REGIME_FILLS[i % len(REGIME_FILLS)], class_="regime"))
-        label = f"{g.name} ≤ {m:g}"
+        label = f"{g.name} {g.min_latency:g}–{m:g}" if g.min_latency is not None else f"{g.name} ≤ {m:g}"
         narrow = sx(hi) - sx(lo) < len(label) * 7 + 8
         parts.append(text(sx(lo) + 4, MT + 14 + (14 * i if narrow else 0), label, class_="regime-label"))
         parts.append(el("line", x1=sx(hi), y1=float(MT), x2=sx(hi), y2=float(H - MB), stroke="#9aa5b1",

@@ -79,7 +79,7 @@ def test_invalid_yaml_names_line(tmp_path: Path) -> None:
          "tracks[0].datasets.dev.src: unknown field; did you mean 'source'?"),
         ("latency: LAAL}", "latncy: LAAL}", "tracks[0].primary.latncy: unknown field; did you mean 'latency'?"),
         ("max_latency: 3}", "max_latency: 3, unit: ms}",
-         "tracks[0].regimes[0].unit: unknown field (known: name, max_latency)"),
+         "tracks[0].regimes[0].unit: unknown field (known: name, min_latency, max_latency)"),
         ("memory: 2g", "memry: 2g", "limits.memry: unknown field; did you mean 'memory'?"),
         ("gpus: 0", "GPUs: 0", "limits.GPUs: unknown field; did you mean 'gpus'?"),
         ("modality: text", "modality: txt",

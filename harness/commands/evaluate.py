@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness import layout
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume,
                         args.overwrite)
     check_results_folder(opts.output, opts.resume, opts.overwrite)
+    for note in opts.config.notes:
+        print(f"harness evaluate: note: {note}", file=sys.stderr)
     opts.server_image = args.server_image
     opts.build_network = args.build_network
     opts.backend, opts.registry = args.backend, args.registry

@@ -8,6 +8,8 @@
   pocketsphinx-testdata (real human speech, public domain) with their transcripts, for the ASR path.
 
 * `data/longform/`: long-form talks assembled from those files (`harness.data.longform_build`).
+* `data/iwslt2026/`: the short talks (one as MP4) and papers of the IWSLT 2026 mini-campaign
+  (`harness.data.campaign_build`, `configs/iwslt2026.yaml`).
 
 A stamp file (`data/speech/prepare.json`) records the inputs (text hash, espeak-ng version, settings); when
 it matches and every file is there, nothing is redone.
@@ -131,6 +133,18 @@ def prepare_librivox(data: Path, source: Path = LIBRIVOX) -> bool:
     return True
 
 
+def _build_campaign(data: Path, force: bool) -> bool:
+    """`data/iwslt2026/` (configs/iwslt2026.yaml), when PyAV (the `media` extra) can write its MP4 talk."""
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        print("prepare: data/iwslt2026 skipped: its MP4 talk needs pip install 'harness[media]'", file=sys.stderr)
+        return False
+    from harness.data.campaign_build import build
+
+    return build(data, force)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "data")
@@ -142,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         from harness.data.longform_build import build as build_longform
 
         wrote = build_longform(args.data, args.force) or wrote
+        wrote = _build_campaign(args.data, args.force) or wrote
     except (HarnessError, subprocess.CalledProcessError, OSError) as exc:
         print(f"prepare: error: {exc}", file=sys.stderr)
         return 2
