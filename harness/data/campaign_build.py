@@ -20,6 +20,7 @@ import json
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile
@@ -51,7 +52,7 @@ def encode_mp4(samples: np.ndarray, rate: int, out: Path, codec: str = "aac", bi
 
     with atomic_path(out) as tmp:
         with av.open(str(tmp), "w", format="mp4") as container:
-            stream = container.add_stream(codec, rate=rate)
+            stream: Any = container.add_stream(codec, rate=rate)
             stream.layout = "mono"
             stream.bit_rate = bit_rate
             for start in range(0, len(samples), 4096):
