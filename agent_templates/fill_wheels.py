@@ -1,6 +1,7 @@
 """Fill `agent_templates/<name>/wheels/` with the wheels a template's image installs (run on the host).
 
     python3 agent_templates/fill_wheels.py [NAME ...]      (default: every template with requirements-image.txt)
+    python3 agent_templates/fill_wheels.py PATH/TO/SUBMISSION   (any folder with a requirements-image.txt)
 
 Pip cannot reach PyPI inside image builds, so each template that needs packages beyond the harness base lists
 them in `requirements-image.txt` (one requirement a line; `--no-deps` after a name downloads it without its
@@ -49,13 +50,18 @@ def fill(template: Path) -> int:
     return 0
 
 
+def folder_of(name: str) -> Path:
+    """A template's folder (`whisper_longform`), or any submission folder given as a path (`examples/x/sub`)."""
+    return Path(name) if "/" in name or name.startswith(".") else HERE / name
+
+
 def main(argv: list[str]) -> int:
     names = argv or sorted(p.parent.name for p in HERE.glob("*/requirements-image.txt"))
     for name in names:
-        if not (HERE / name / "requirements-image.txt").is_file():
+        if not (folder_of(name) / "requirements-image.txt").is_file():
             print(f"fill_wheels: {name}: no requirements-image.txt", file=sys.stderr)
             return 2
-        rc = fill(HERE / name)
+        rc = fill(folder_of(name))
         if rc:
             return rc
     return 0

@@ -33,4 +33,7 @@ def test_wheel_requirements_leave_out_extras() -> None:
     wheel, _ = wheelhouse.build_harness_wheel()
     reqs = wheelhouse.wheel_requirements(wheel)
     assert any(r.startswith("tornado") for r in reqs)
-    assert not any(r.startswith(("pytest", "ruff", "faster-whisper")) for r in reqs)
+    assert not any(r.startswith(("pytest", "ruff", "faster-whisper", "av")) for r in reqs)
+    # the base image's extras: the media extra's PyAV (the server streams MP4 talks), its marker dropped
+    with_media = wheelhouse.wheel_requirements(wheel, wheelhouse.IMAGE_EXTRAS)
+    assert with_media[:len(reqs)] == reqs and with_media[len(reqs):] == ("av>=12",)

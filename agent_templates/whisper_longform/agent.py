@@ -97,10 +97,9 @@ class WhisperLongform(SpeechAgent):
     def _transcribe(self, s: Stream) -> list[Word]:
         if s.buffer.size < WHISPER_RATE // 10:
             return []
-        prompt = " ".join(w.text for w in s.committed[-30:]) or None
         segments, _ = self.model.transcribe(s.buffer, language="en", beam_size=1, temperature=0.0,
                                             condition_on_previous_text=False, word_timestamps=True,
-                                            initial_prompt=prompt, vad_filter=False)
+                                            initial_prompt=self._prompt(s), vad_filter=False)
         words = []
         for seg in segments:
             for w in seg.words or []:
@@ -115,6 +114,10 @@ class WhisperLongform(SpeechAgent):
             if tail[-n:] == [_norm(w.text) for w in words[:n]]:
                 return words[n:]
         return words
+
+    def _prompt(self, s: Stream) -> str | None:
+        """Whisper's prompt: the last committed words (a subclass may add, e.g., the terms of the talk's paper)."""
+        return " ".join(w.text for w in s.committed[-30:]) or None
 
     def _agree(self, s: Stream, current: list[Word]) -> list[Word]:
         n = 0

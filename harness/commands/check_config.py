@@ -33,6 +33,8 @@ def report(config_path: Path, submissions: list[str] | None) -> int:
         print(f"{printable(config_path)}: {n} problem{'s' if n != 1 else ''}")
         return 1
     assert config is not None
+    for note in config.notes:
+        print(f"note: {printable(note)}")
     datasets = sum(len(t.datasets) for t in config.tracks)
     checked = "" if submissions else "; baselines not checked (name the submissions after the config)"
     print(f"{printable(config_path)}: ok ({len(config.tracks)} track(s), {datasets} dataset(s){checked})")

@@ -14,6 +14,7 @@ import email.parser
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -133,16 +134,23 @@ def build_harness_wheel(root: Path | None = None, log: Path | None = None) -> tu
     return sorted(out.glob("harness-*.whl"))[0], digest
 
 
-def wheel_requirements(wheel: Path) -> tuple[str, ...]:
-    """The unconditional `Requires-Dist` entries of a wheel (extras left out), in order."""
+#: extras of the harness installed in the base image: `media` (PyAV), so that the evaluation server, which runs
+#: in the base image, streams talks shipped as MP4 (IWSLT's ACL talks) as it streams WAV
+IMAGE_EXTRAS = ("media",)
+
+
+def wheel_requirements(wheel: Path, extras: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The unconditional `Requires-Dist` entries of a wheel, then those of `extras` (marker dropped), in order."""
     with zipfile.ZipFile(wheel) as zf:
         meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         meta = email.parser.Parser().parsestr(zf.read(meta_name).decode("utf-8"))
     reqs = []
     for r in meta.get_all("Requires-Dist") or []:
-        if "extra ==" in r.replace("extra==", "extra =="):
-            continue
-        reqs.append(r.strip())
+        m = re.search(r";\s*extra\s*==\s*['\"]([^'\"]+)['\"]\s*$", r)
+        if m is None:
+            reqs.append(r.strip())
+        elif m.group(1) in extras:
+            reqs.append(r[:m.start()].strip())
     return tuple(reqs)
 
 
@@ -181,7 +189,7 @@ def download_deps(requirements: tuple[str, ...], log: Path | None = None) -> Pat
 def build_wheelhouse(root: Path | None = None, log: Path | None = None) -> Wheelhouse:
     """The harness wheel and its dependency wheels, from cache where possible."""
     wheel, digest = build_harness_wheel(root, log)
-    reqs = wheel_requirements(wheel)
+    reqs = wheel_requirements(wheel, IMAGE_EXTRAS)
     deps = download_deps(reqs, log)
     return Wheelhouse(harness_wheel=wheel, deps_dir=deps, requirements=reqs, source_digest=digest)
 
