@@ -31,7 +31,11 @@ def move_image(ref: str, source: str, tag: str | None = None, log: Path | None =
                timeout_s: float = DEFAULT_MOVE_TIMEOUT_S) -> Moved:
     """Copy image `ref` (tag or id) from engine `source` (see images.docker_env) to the harness's engine (the one
     `$DOCKER_HOST` names) and tag it `tag` there; ImageError (one line) if it cannot be done."""
-    image_id = str(images.inspect_image(ref, source)["Id"])
+    found = images.docker(["image", "inspect", "--format", "{{.Id}}", ref], check=False, engine=source)
+    if found.returncode != 0:
+        raise ImageError(f"image {ref} cannot be moved from engine {source}: "
+                         f"{images.last_line(found.stderr or found.stdout)}")
+    image_id = found.stdout.decode().strip()
     copied = not images.image_exists(image_id)
     target_id = _stream(image_id, source, timeout_s) if copied else image_id
     if tag:
