@@ -164,8 +164,12 @@ def test_images_built_where_the_network_is_run_on_nodes_without_it(lab, tmp_path
     assert manifest(tmp_path / "manager", "apt")["status"] == "build_error"
     failed = (tmp_path / "manager" / "apt" / "build.log").read_text()
     assert "Failed to fetch" in failed and "Unable to locate package bc" in failed  # the mirror is out of reach
+    on_lab(lab, "rmi", DEFAULT_TAG)  # the server image too is made on the build engine and moved to the manager
     run = evaluate(lab, subs, tmp_path / "out", config, "--build-engine", "local")
     assert run.returncode == 0, run.stderr
+    here = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", DEFAULT_TAG], capture_output=True,
+                          text=True, check=True, env=lab["host"]).stdout
+    assert on_lab(lab, "image", "inspect", "-f", "{{.Id}}", DEFAULT_TAG) == here
     out = manifest(tmp_path / "out", "apt")
     assert out["status"] == "ok", out
     image = json.loads((tmp_path / "out" / "apt" / "manifest.json").read_text())["image"]
