@@ -183,6 +183,18 @@ def test_images_built_where_the_network_is_run_on_nodes_without_it(lab, tmp_path
                              "none", "--entrypoint", "sh", iso["image"], "-c", "echo 6*7 | bc"],
                             capture_output=True, text=True, check=True)
     assert answer.stdout.strip() == "42"  # the package is in the bytes the worker pulled by digest
+    # the same image as an image.tar: loaded on the build engine, and not copied again (the manager has that id)
+    tarred = tmp_path / "tarred" / "apt-tar"
+    tarred.mkdir(parents=True)
+    (tarred / "submission.yaml").write_text((folder / "submission.yaml").read_text().replace(
+        "dockerfile: Dockerfile", "image: image.tar"), encoding="utf-8")
+    subprocess.run(["docker", "save", "-o", str(tarred / "image.tar"), image["id"]], check=True, env=lab["host"])
+    run = evaluate(lab, tarred.parent, tmp_path / "tar-out", config, "--build-engine", "local")
+    assert run.returncode == 0, run.stderr
+    assert manifest(tmp_path / "tar-out", "apt-tar")["status"] == "ok"
+    loaded = json.loads((tmp_path / "tar-out" / "apt-tar" / "manifest.json").read_text())["image"]
+    assert loaded["id"] == image["id"]
+    assert loaded["built_on"] == {"engine": "local", "moved": True, "copied": False}
     assert_nothing_left(lab)
 
 

@@ -3,6 +3,8 @@
 Builds stream the context (`harness.images.context`) to `docker build -`, so the size cap and the link check apply
 to exactly what the engine receives; `RUN` steps get the network the caller names (`harness evaluate`: the
 engine's default). `image.tar` is loaded with its tags stripped, so it cannot take over another image's name.
+With a build engine (`swarm.build_engine`, for swarm nodes without internet) both happen there and the image is then
+moved to the harness's engine (`harness.images.move`).
 """
 
 from __future__ import annotations
