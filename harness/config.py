@@ -40,7 +40,10 @@ LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
 _TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics")
 BACKENDS = ("local", "swarm")
-_SWARM_FIELDS = ("registry", "data_label")
+_SWARM_FIELDS = ("registry", "data_label", "build_engine")
+#: `swarm.build_engine` / `--build-engine` word for the engine the docker CLI reaches without `$DOCKER_HOST`
+LOCAL_ENGINE = "local"
+_ENGINE_URL = re.compile(r"(unix|tcp|ssh|npipe)://\S+")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
                  "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
@@ -164,11 +167,14 @@ class Limits:
 @dataclass(frozen=True)
 class SwarmSettings:
     """Where runs go on a Docker Swarm (`backend: swarm`): the registry every node pulls submission images from
-    (None: a single-node swarm, images are already on the node) and the node label of the node that holds the
-    hidden data and the results folder (`LABEL=VALUE` or `LABEL`, meaning `LABEL=true`; None: the manager)."""
+    (None: a single-node swarm, images are already on the node), the node label of the node that holds the
+    hidden data and the results folder (`LABEL=VALUE` or `LABEL`, meaning `LABEL=true`; None: the manager), and
+    the engine images are built on before they are moved to the manager (`local` or a Docker host URL; None: the
+    manager's own engine, which then needs the network the Dockerfiles' RUN steps use)."""
 
     registry: str | None = None
     data_label: str | None = None
+    build_engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -666,4 +672,15 @@ def _swarm(r: _Reader, raw: Any) -> SwarmSettings:
     label = r.get(m, "data_label", "swarm", str, None)
     if label is not None and not re.fullmatch(r"[A-Za-z0-9._-]+(=[A-Za-z0-9._-]+)?", label):
         raise r.fail("swarm.data_label", f"expected LABEL or LABEL=VALUE, got {label!r}")
-    return SwarmSettings(registry=registry, data_label=label)
+    engine = r.get(m, "build_engine", "swarm", str, None)
+    if engine is not None and (problem := engine_problem(engine)):
+        raise r.fail("swarm.build_engine", problem)
+    return SwarmSettings(registry=registry, data_label=label, build_engine=engine)
+
+
+def engine_problem(engine: str) -> str | None:
+    """Why `engine` is not a build engine (`local` or a Docker host URL), or None."""
+    if engine == LOCAL_ENGINE or _ENGINE_URL.fullmatch(engine):
+        return None
+    return (f"expected {LOCAL_ENGINE} or a Docker host URL (unix:///var/run/docker.sock, tcp://HOST:PORT, "
+            f"ssh://USER@HOST), got {engine!r}")

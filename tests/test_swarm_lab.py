@@ -143,6 +143,61 @@ def test_lab_runs_by_digest_across_nodes_with_the_local_scores(lab, tmp_path):
     assert_nothing_left(lab)
 
 
+#: a submission that needs a Debian package: installed by a RUN step, then used by the command before it translates
+APT_DOCKERFILE = ("FROM {base}\nUSER root\nRUN apt-get update && apt-get install -y --no-install-recommends bc "
+                  "&& rm -rf /var/lib/apt/lists/*\nUSER participant\nCOPY probe_agent.py /app/probe_agent.py\n")
+APT_COMMAND = ["sh", "-c", 'test "$(echo 6*7 | bc)" = 42 && exec python3 /app/probe_agent.py copy']
+
+
+def test_images_built_where_the_network_is_run_on_nodes_without_it(lab, tmp_path):
+    """The lab's nodes have no route out, so a Dockerfile that installs a Debian package cannot build on the
+    manager (build_error); with `--build-engine local` it builds on this machine's engine, is moved to the manager
+    and pushed by digest, and runs on a worker, which has the package."""
+    from harness.images.base import DEFAULT_TAG
+
+    subs = tmp_path / "subs"
+    folder = make_submission(subs, "apt", APT_COMMAND)
+    (folder / "Dockerfile").write_text(APT_DOCKERFILE.format(base=DEFAULT_TAG), encoding="utf-8")
+    config = config_file(tmp_path)
+    on_manager = evaluate(lab, subs, tmp_path / "manager", config)
+    assert on_manager.returncode == 0, on_manager.stderr
+    assert manifest(tmp_path / "manager", "apt")["status"] == "build_error"
+    failed = (tmp_path / "manager" / "apt" / "build.log").read_text()
+    assert "Failed to fetch" in failed and "Unable to locate package bc" in failed  # the mirror is out of reach
+    on_lab(lab, "rmi", DEFAULT_TAG)  # the server image too is made on the build engine and moved to the manager
+    run = evaluate(lab, subs, tmp_path / "out", config, "--build-engine", "local")
+    assert run.returncode == 0, run.stderr
+    here = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", DEFAULT_TAG], capture_output=True,
+                          text=True, check=True, env=lab["host"]).stdout
+    assert on_lab(lab, "image", "inspect", "-f", "{{.Id}}", DEFAULT_TAG) == here
+    out = manifest(tmp_path / "out", "apt")
+    assert out["status"] == "ok", out
+    image = json.loads((tmp_path / "out" / "apt" / "manifest.json").read_text())["image"]
+    assert image["built_on"] == {"engine": "local", "moved": True, "copied": True}
+    assert "built on engine local" in (tmp_path / "out" / "apt" / "build.log").read_text()
+    iso = out["isolation"]
+    assert iso["participant_node"] in ("hlab-node1", "hlab-node2")
+    assert iso["image"].startswith(f"{lab['lab']['HARNESS_REGISTRY']}/harness/run@sha256:")
+    node = iso["participant_node"][-1]
+    answer = subprocess.run(["docker", "-H", f"unix://{LAB_DIR}/node{node}/docker.sock", "run", "--rm", "--network",
+                             "none", "--entrypoint", "sh", iso["image"], "-c", "echo 6*7 | bc"],
+                            capture_output=True, text=True, check=True)
+    assert answer.stdout.strip() == "42"  # the package is in the bytes the worker pulled by digest
+    # the same image as an image.tar: loaded on the build engine, and not copied again (the manager has that id)
+    tarred = tmp_path / "tarred" / "apt-tar"
+    tarred.mkdir(parents=True)
+    (tarred / "submission.yaml").write_text((folder / "submission.yaml").read_text().replace(
+        "dockerfile: Dockerfile", "image: image.tar"), encoding="utf-8")
+    subprocess.run(["docker", "save", "-o", str(tarred / "image.tar"), image["id"]], check=True, env=lab["host"])
+    run = evaluate(lab, tarred.parent, tmp_path / "tar-out", config, "--build-engine", "local")
+    assert run.returncode == 0, run.stderr
+    assert manifest(tmp_path / "tar-out", "apt-tar")["status"] == "ok"
+    loaded = json.loads((tmp_path / "tar-out" / "apt-tar" / "manifest.json").read_text())["image"]
+    assert loaded["id"] == image["id"]
+    assert loaded["built_on"] == {"engine": "local", "moved": True, "copied": False}
+    assert_nothing_left(lab)
+
+
 def test_two_gpu_runs_never_share_a_gpu(lab, tmp_path):
     subs = tmp_path / "subs"
     make_submission(subs, "gpu-a", "python3 /app/probe_agent.py slow")

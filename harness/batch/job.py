@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import layout
 from harness.batch import manifest, resume
-from harness.batch.options import EvaluateOptions, backend_name, registry_of
+from harness.batch.options import EvaluateOptions, backend_name, build_engine_of, registry_of
 from harness.batch.progress import Progress
 from harness.batch.results import configured_baseline, model_metric_options, score_run
 from harness.config import Dataset, TaskConfig, Track
@@ -176,7 +176,8 @@ class SubmissionJob:
         self.progress.update(self.sub_id, state="building")
         t0 = time.monotonic()
         try:
-            info = build_submission_image(sub, self.out.build_log, network=self.opts.build_network)
+            info = build_submission_image(sub, self.out.build_log, network=self.opts.build_network,
+                                          engine=build_engine_of(self.opts))
         except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
             self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
             line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -184,6 +185,8 @@ class SubmissionJob:
             raise _Failed(failures.Outcome(kind, line)) from None
         self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
                              "architecture": info.architecture}
+        if info.build_engine is not None:  # built where the network is, then moved to the harness's engine
+            self.man["image"]["built_on"] = {"engine": info.build_engine, "moved": True, "copied": info.copied}
         self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}
         return info
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.config import TaskConfig
 from harness.intake.discover import SubmissionRef
 
-__all__ = ["EvaluateOptions", "backend_name", "registry_of"]
+__all__ = ["EvaluateOptions", "backend_name", "build_engine_of", "registry_of"]
 
 
 @dataclass
@@ -33,6 +33,8 @@ class EvaluateOptions:
     #: manages); None: the task config's `backend:`
     backend: str | None = None
     registry: str | None = None  # swarm: HOST:PORT every node pulls from (None: the config's swarm.registry)
+    #: swarm: the engine images are built on, then moved to the manager (None: the config's swarm.build_engine)
+    build_engine: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -44,3 +46,11 @@ def backend_name(opts: EvaluateOptions) -> str:
 def registry_of(opts: EvaluateOptions) -> str | None:
     """The swarm registry: the command line's, else the task config's (None: single node, no registry)."""
     return opts.registry or opts.config.swarm.registry
+
+
+def build_engine_of(opts: EvaluateOptions) -> str | None:
+    """Where images are built: on the swarm backend the command line's build engine, else the task config's (then
+    moved to the manager); None: on the harness's own engine."""
+    if backend_name(opts) != "swarm":
+        return None
+    return opts.build_engine or opts.config.swarm.build_engine

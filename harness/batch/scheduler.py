@@ -16,7 +16,7 @@ from typing import Any
 
 from harness import layout
 from harness.batch.job import SubmissionJob
-from harness.batch.options import EvaluateOptions, backend_name, registry_of
+from harness.batch.options import EvaluateOptions, backend_name, build_engine_of, registry_of
 from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
@@ -37,6 +37,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     from harness.run.network import remove_resources
 
     check_results_folder(opts.output, opts.resume, opts.overwrite)
+    check_swarm_flags(opts)
     previous = previous_runs(opts.output)
     api = docker_api() if any(needs_image(ref) for ref in opts.submissions) else None  # log submissions: no Docker
     server_image = opts.server_image or ""
@@ -44,9 +45,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
         check_backend(opts, api)
         remove_resources(api)  # leftovers of killed harness processes
         if not server_image:
-            from harness.images.base import ensure_base_image
-
-            server_image = ensure_base_image()
+            server_image = base_image_for(opts)
     progress = progress or Progress()
     for ref in opts.submissions:
         progress.add(ref.id, opts.datasets[0])
@@ -103,12 +102,34 @@ def close_spares() -> None:
         settling.SETTLING.settle()
 
 
-def check_backend(opts: EvaluateOptions, api: Any) -> None:
-    """Before any run: the swarm backend needs a manager, an answering registry (if one is named) and a node with
-    the data label; each failure is one line."""
+def base_image_for(opts: EvaluateOptions) -> str:
+    """The harness base image (the server's image) on the harness's engine: built there, or with a build engine
+    built there and moved (`images.move`)."""
+    from harness.cache import cache_dir
+    from harness.images.base import ensure_base_image
+    from harness.images.move import move_image
+
+    engine = build_engine_of(opts)
+    if engine is None:
+        return ensure_base_image()
+    log = cache_dir() / "logs" / "base-image.log"
+    tag = ensure_base_image(engine=engine, log=log)
+    move_image(tag, engine, tag=tag, log=log)
+    return tag
+
+
+def check_swarm_flags(opts: EvaluateOptions) -> None:
+    """The command line's swarm-only options make sense only with the swarm backend: one line otherwise."""
     if backend_name(opts) != "swarm":
-        if opts.registry:
-            raise HarnessError("--registry is for --backend swarm")
+        for flag, value in (("--registry", opts.registry), ("--build-engine", opts.build_engine)):
+            if value:
+                raise HarnessError(f"{flag} is for --backend swarm")
+
+
+def check_backend(opts: EvaluateOptions, api: Any) -> None:
+    """Before any run: the swarm backend needs a manager, an answering registry (if one is named), a node with
+    the data label and an answering build engine (if one is named); each failure is one line."""
+    if backend_name(opts) != "swarm":
         return
     from harness.run.failures import InfraError
     from harness.run.swarm.backend import check_data_node, check_gpus, swarm_manager
@@ -124,6 +145,19 @@ def check_backend(opts: EvaluateOptions, api: Any) -> None:
     registry = registry_of(opts)
     if registry:
         check_registry(registry)
+    engine = build_engine_of(opts)
+    if engine:
+        check_build_engine(engine)
+
+
+def check_build_engine(engine: str) -> None:
+    """One clear line if the build engine does not answer."""
+    from harness.images.base import docker, last_line
+
+    proc = docker(["version", "--format", "{{.Server.Version}}"], check=False, timeout=30, engine=engine)
+    if proc.returncode != 0:
+        raise HarnessError(f"build engine {engine} does not answer: {last_line(proc.stderr or proc.stdout)} "
+                           "(check --build-engine / swarm.build_engine)")
 
 
 def load_options(submissions: list[str | Path], config_path: Path, output: Path, datasets: list[str], workers: int,

@@ -34,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", default=None, metavar="HOST:PORT",
                         help="swarm: the registry every node pulls submission images from (pushed once, run by "
                              "digest); default: the task config's swarm.registry; none on a single-node swarm")
+    parser.add_argument("--build-engine", default=None, metavar="HOST",
+                        help="swarm: build images on this Docker engine (a host URL such as "
+                             "unix:///var/run/docker.sock, or 'local': the engine docker reaches without "
+                             "DOCKER_HOST), then move them to the manager; for nodes that cannot reach the "
+                             "internet; default: the task config's swarm.build_engine, else the manager")
     parser.add_argument("--server-image", default=None,
                         help="image of the evaluation server (default: the harness base image, built if missing)")
 
@@ -57,10 +62,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.batch.outdir import check_results_folder
     from harness.batch.report import failed_runs, not_ranked_runs
     from harness.batch.scheduler import evaluate, load_options
+    from harness.config import engine_problem
     from harness.errors import HarnessError
 
     if args.workers < 1:
         raise HarnessError(f"--workers must be at least 1, got {args.workers}")
+    if args.build_engine is not None and (problem := engine_problem(args.build_engine)):
+        raise HarnessError(f"--build-engine: {problem}")
     datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
     opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume,
                         args.overwrite)
@@ -69,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness evaluate: note: {note}", file=sys.stderr)
     opts.server_image = args.server_image
     opts.build_network = args.build_network
-    opts.backend, opts.registry = args.backend, args.registry
+    opts.backend, opts.registry, opts.build_engine = args.backend, args.registry, args.build_engine
     install_signal_handlers()
     summary = evaluate(opts)
     named = {ref.id for ref in opts.submissions}

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.cache import cache_dir
+from harness.config import LOCAL_ENGINE
 from harness.errors import HarnessError
 from harness.images import wheelhouse
 
@@ -69,13 +70,24 @@ class ImageInfo:
     architecture: str
     os: str = "linux"
     build_s: float = 0.0
+    #: the engine the image was built on when not the harness's own (then moved: `images.move`), and whether its
+    #: bytes were copied (False: the harness's engine had that image already)
+    build_engine: str | None = None
+    copied: bool | None = None
 
 
 # ----------------------------------------------------------------------------------------------- docker helpers
 
-def docker_env() -> dict[str, str]:
-    """Environment for the docker CLI: the legacy builder where the buildx plugin is missing (as on Debian)."""
+def docker_env(engine: str | None = None) -> dict[str, str]:
+    """Environment for the docker CLI: the legacy builder where the buildx plugin is missing (as on Debian).
+
+    `engine` picks the Docker engine: None, the one `$DOCKER_HOST` names (the harness's engine); `local`, the one
+    the CLI reaches without `$DOCKER_HOST`; else a host URL (`unix://...`, `tcp://...`, `ssh://...`)."""
     env = dict(os.environ)
+    if engine == LOCAL_ENGINE:
+        env.pop("DOCKER_HOST", None)
+    elif engine is not None:
+        env["DOCKER_HOST"] = engine
     if "DOCKER_BUILDKIT" not in env and shutil.which("docker") and not _has_buildx():
         env["DOCKER_BUILDKIT"] = "0"
     return env
@@ -93,10 +105,12 @@ def _has_buildx() -> bool:
 
 
 def docker(args: Sequence[str], *, check: bool = True, timeout: float | None = None,
-           input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run `docker ARGS`; on failure (with check) an ImageError carrying docker's last line of output."""
+           input: bytes | None = None, engine: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run `docker ARGS` on `engine` (see docker_env); on failure (with check) an ImageError carrying docker's last
+    line of output."""
     try:
-        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, input=input, env=docker_env())
+        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, input=input,
+                              env=docker_env(engine))
     except FileNotFoundError:
         raise ImageError("the docker command is not installed") from None
     except subprocess.TimeoutExpired:
@@ -114,22 +128,22 @@ def last_line(output: bytes | str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def image_exists(ref: str) -> bool:
+def image_exists(ref: str, engine: str | None = None) -> bool:
     """True if the engine has an image called `ref` (tag or id)."""
-    return docker(["image", "inspect", "--format", "{{.Id}}", ref], check=False).returncode == 0
+    return docker(["image", "inspect", "--format", "{{.Id}}", ref], check=False, engine=engine).returncode == 0
 
 
-def inspect_image(ref: str) -> dict:
+def inspect_image(ref: str, engine: str | None = None) -> dict:
     """`docker image inspect REF` as a dict (ImageError if absent)."""
-    proc = docker(["image", "inspect", ref], check=False)
+    proc = docker(["image", "inspect", ref], check=False, engine=engine)
     if proc.returncode != 0:
         raise ImageError(f"no such image: {ref}")
     return json.loads(proc.stdout)[0]
 
 
-def image_info(ref: str, tag: str | None = None, build_s: float = 0.0) -> ImageInfo:
+def image_info(ref: str, tag: str | None = None, build_s: float = 0.0, engine: str | None = None) -> ImageInfo:
     """ImageInfo of an image on the engine. `digest` is the registry digest if any, else the content-addressed id."""
-    data = inspect_image(ref)
+    data = inspect_image(ref, engine)
     repo_digests = data.get("RepoDigests") or []
     return ImageInfo(
         tag=tag or ref,
@@ -142,10 +156,10 @@ def image_info(ref: str, tag: str | None = None, build_s: float = 0.0) -> ImageI
     )
 
 
-def image_labels(ref: str) -> dict[str, str]:
+def image_labels(ref: str, engine: str | None = None) -> dict[str, str]:
     """Labels of an image ({} if the image does not exist)."""
     try:
-        return (inspect_image(ref).get("Config") or {}).get("Labels") or {}
+        return (inspect_image(ref, engine).get("Config") or {}).get("Labels") or {}
     except ImageError:
         return {}
 
@@ -158,17 +172,17 @@ def host_architecture() -> str:
 
 # ------------------------------------------------------------------------------------------ air-gapped rootfs
 
-def registry_answers(ref: str = REGISTRY_BASE, timeout: float = 60.0) -> bool:
+def registry_answers(ref: str = REGISTRY_BASE, timeout: float = 60.0, engine: str | None = None) -> bool:
     """True if `ref` is on the engine already or a registry lets us pull it; `$HARNESS_AIR_GAPPED=1` says no."""
     forced = os.environ.get("HARNESS_AIR_GAPPED", "").strip().lower()
     if forced in ("1", "true", "yes"):
         return False
-    if image_exists(ref):
+    if image_exists(ref, engine):
         return True
     if forced in ("0", "false", "no"):
         return True
     try:
-        return docker(["pull", "-q", ref], check=False, timeout=timeout).returncode == 0
+        return docker(["pull", "-q", ref], check=False, timeout=timeout, engine=engine).returncode == 0
     except ImageError:
         return False
 
@@ -248,14 +262,14 @@ def rootfs_image_tag(tarball: Path) -> str:
     return f"harness-rootfs:{rootfs_key()}-{_file_sha256(tarball)[:12]}"
 
 
-def import_rootfs(tarball: Path, log: Path | None = None) -> str:
+def import_rootfs(tarball: Path, log: Path | None = None, engine: str | None = None) -> str:
     """`docker import` the tarball once (per tarball content); returns the imported image's tag."""
     tag = rootfs_image_tag(tarball)
-    if image_exists(tag):
+    if image_exists(tag, engine):
         return tag
     with tarball.open("rb") as f:
         proc = subprocess.run(["docker", "import", "--change", "CMD [\"/bin/bash\"]", "-", tag], stdin=f,
-                              capture_output=True, env=docker_env())
+                              capture_output=True, env=docker_env(engine))
     _append(log, f"$ docker import - {tag} < {tarball}\n" + (proc.stdout + proc.stderr).decode("utf-8", "replace"))
     if proc.returncode != 0:
         raise ImageError(f"docker import of {tarball} failed: {last_line(proc.stderr)}")
@@ -292,8 +306,9 @@ def base_dockerfile() -> Path:
 
 
 def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag: str = DEFAULT_TAG,
-                      log: Path | None = None) -> str:
-    """The base image's tag, building it only if missing, built from another harness, or `rebuild`.
+                      log: Path | None = None, engine: str | None = None) -> str:
+    """The base image's tag on `engine` (see docker_env), building it only if missing, built from another harness,
+    or `rebuild`.
 
     `air_gapped=None` picks air-gapped when no registry answers (or `$HARNESS_AIR_GAPPED=1`). Safe to call from
     several threads and processes at once: builds are serialized by a lock file in the cache folder.
@@ -305,24 +320,25 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
     with _build_lock():
         wh = wheelhouse.build_wheelhouse(log=log)
         digest = wh.digest
-        if not rebuild and image_labels(tag).get(LABEL_DIGEST) == digest:
+        if not rebuild and image_labels(tag, engine).get(LABEL_DIGEST) == digest:
             return tag
         if air_gapped is None:
-            air_gapped = not registry_answers()
+            air_gapped = not registry_answers(engine=engine)
         started = time.monotonic()
         _append(log, f"# {time.strftime('%Y-%m-%d %H:%M:%S')}: building {tag} (harness {__version__}, "
                      f"{'air-gapped' if air_gapped else 'registry'})\n")
-        previous = inspect_image(tag)["Id"] if image_exists(tag) else None
-        base = import_rootfs(rootfs_tarball(log=log), log) if air_gapped else REGISTRY_BASE
-        _build_base(tag, base, wh, digest, "air-gapped" if air_gapped else "registry", log)
+        previous = inspect_image(tag, engine)["Id"] if image_exists(tag, engine) else None
+        base = import_rootfs(rootfs_tarball(log=log), log, engine) if air_gapped else REGISTRY_BASE
+        _build_base(tag, base, wh, digest, "air-gapped" if air_gapped else "registry", log, engine)
         _append(log, f"base image {tag} built in {time.monotonic() - started:.1f} s\n")
-        if previous and previous != inspect_image(tag)["Id"]:  # drop the old one unless something still uses it
-            docker(["rmi", previous], check=False)
+        if previous and previous != inspect_image(tag, engine)["Id"]:  # drop the old one unless something uses it
+            docker(["rmi", previous], check=False, engine=engine)
         wheelhouse.prune()
     return tag
 
 
-def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mode: str, log: Path) -> None:
+def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mode: str, log: Path,
+                engine: str | None) -> None:
     with tempfile.TemporaryDirectory(prefix="harness-base-ctx-") as tmp:
         ctx = Path(tmp)
         shutil.copy2(base_dockerfile(), ctx / "Dockerfile")
@@ -332,7 +348,7 @@ def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mod
         cmd = ["docker", "build", "--force-rm", "--build-arg", f"BASE={base}",
                "--label", f"{LABEL_VERSION}={__version__}", "--label", f"{LABEL_DIGEST}={digest}",
                "--label", f"{LABEL_MODE}={mode}", "-t", tag, str(ctx)]
-        _run_logged(cmd, log, "docker build of the base image", env=docker_env())
+        _run_logged(cmd, log, "docker build of the base image", env=docker_env(engine))
 
 
 @contextmanager

@@ -3,6 +3,8 @@
 Builds stream the context (`harness.images.context`) to `docker build -`, so the size cap and the link check apply
 to exactly what the engine receives; `RUN` steps get the network the caller names (`harness evaluate`: the
 engine's default). `image.tar` is loaded with its tags stripped, so it cannot take over another image's name.
+With a build engine (`swarm.build_engine`, for swarm nodes without internet) both happen there and the image is then
+moved to the harness's engine (`harness.images.move`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import subprocess
 import tarfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,6 +25,7 @@ from harness.errors import HarnessError, SubmissionError
 from harness.images import base as images
 from harness.images.base import ImageInfo
 from harness.images.context import human_size, max_context_bytes, scan_context, write_context
+from harness.images.move import move_image
 from harness.intake.submission import Submission
 
 DEFAULT_BUILD_TIMEOUT_S = 3600.0
@@ -62,23 +66,36 @@ def uses_base_image(dockerfile: Path) -> bool:
 
 def build_submission_image(sub: Submission, build_log: Path, tag: str | None = None,
                            max_context_bytes: int | None = None, network: str = "none",
-                           timeout_s: float = DEFAULT_BUILD_TIMEOUT_S) -> ImageInfo:
+                           timeout_s: float = DEFAULT_BUILD_TIMEOUT_S, engine: str | None = None) -> ImageInfo:
     """Build (Dockerfile) or load (image.tar) the submission's image; docker's output goes to `build_log`.
 
     Raises SubmissionError for an invalid folder (context too big, escaping link, foreign architecture) and
-    BuildError when docker fails. `network` is the network of RUN steps ("none" by default).
+    BuildError when docker fails. `network` is the network of RUN steps ("none" by default). With `engine` (a
+    build engine, see images.docker_env) the image and the base image it is built FROM are made there, then moved
+    to the harness's engine (`images.move`) and tagged there too.
     """
     tag = tag or submission_tag(sub)
     build_log = Path(build_log)
     build_log.parent.mkdir(parents=True, exist_ok=True)
     build_log.write_text(f"# harness {__version__}: image of submission {sub.id} → {tag}\n", encoding="utf-8")
     started = time.monotonic()
+    if engine is not None:
+        with build_log.open("a", encoding="utf-8") as f:
+            f.write(f"# built on engine {engine}, then moved to the harness's engine\n")
     if sub.build.dockerfile is not None:
-        _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s)
+        _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s, engine)
     else:
         assert sub.build.image_tar is not None
-        _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s)
+        _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s, engine)
+    moved = None
+    if engine is not None:
+        try:
+            moved = move_image(tag, engine, tag=tag, log=build_log, timeout_s=timeout_s)
+        except images.ImageError as exc:
+            raise BuildError(f"{exc} (see {build_log})") from None
     info = images.image_info(tag, tag=tag, build_s=round(time.monotonic() - started, 3))
+    if moved is not None:
+        info = replace(info, build_engine=engine, copied=moved.copied)
     with build_log.open("a", encoding="utf-8") as f:
         f.write(f"# image {info.id} ({info.architecture}, {info.size} bytes) in {info.build_s:.1f} s\n")
     if info.architecture and info.architecture != images.host_architecture():
@@ -88,21 +105,21 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
 
 
 def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: int | None, network: str,
-           timeout_s: float) -> None:
+           timeout_s: float, engine: str | None) -> None:
     rel_dockerfile = dockerfile.relative_to(sub.path).as_posix()
     scan = scan_context(sub.path, max_bytes, always=(rel_dockerfile,))
     if uses_base_image(dockerfile):
         with log.open("a", encoding="utf-8") as f:
-            f.write(f"# base image: {images.ensure_base_image()}\n")
+            f.write(f"# base image: {images.ensure_base_image(engine=engine)}\n")
     cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, "--label", f"{LABEL_SUBMISSION}={sub.id}",
            "--network", network, "-"]
     with log.open("a", encoding="utf-8") as f:
         f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
     rc = _pipe_into(cmd, lambda stdin: write_context(scan, stdin), log, timeout_s,
-                    f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})")
+                    f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})", engine)
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-        missing = missing_base_image(dockerfile, tail)
+        missing = missing_base_image(dockerfile, tail, engine)
         if missing:
             raise BuildError(f"{dockerfile}: {missing} (see {log})")
         raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
@@ -116,11 +133,11 @@ _NO_SUCH_IMAGE = re.compile(r"pull access denied|manifest unknown|not found|repo
 _PRIVATE_REPOS = ("harness-submission/",)
 
 
-def missing_base_image(dockerfile: Path, build_output: str) -> str | None:
+def missing_base_image(dockerfile: Path, build_output: str, engine: str | None = None) -> str | None:
     """After a failed build: "base image 'X' not found (why; images available here: ...)" when a FROM image is
-    neither on this engine nor could be pulled, else None."""
+    neither on the building engine nor could be pulled, else None."""
     absent = [ref for ref in from_images(dockerfile)
-              if ref.lower() != "scratch" and "$" not in ref and not images.image_exists(ref)]
+              if ref.lower() != "scratch" and "$" not in ref and not images.image_exists(ref, engine)]
     if not absent:
         return None
     ref = absent[0]
@@ -130,14 +147,15 @@ def missing_base_image(dockerfile: Path, build_output: str) -> str | None:
         why = "not on this engine, and the registry has no such image"
     else:
         why = f"not on this engine, and it could not be pulled: {images.last_line(build_output)}"
-    return f"base image {ref!r} not found ({why}; images available here: {', '.join(suggested_images(ref))})"
+    return (f"base image {ref!r} not found ({why}; images available here: "
+            f"{', '.join(suggested_images(ref, engine=engine))})")
 
 
-def suggested_images(ref: str, n: int = 4) -> list[str]:
-    """The harness base image, then the local tags closest to `ref` (never another submission's image)."""
+def suggested_images(ref: str, n: int = 4, engine: str | None = None) -> list[str]:
+    """The harness base image, then the engine's tags closest to `ref` (never another submission's image)."""
     import difflib
 
-    out = images.docker(["image", "ls", "--format", "{{.Repository}}:{{.Tag}}"], check=False).stdout
+    out = images.docker(["image", "ls", "--format", "{{.Repository}}:{{.Tag}}"], check=False, engine=engine).stdout
     tags = [t for t in out.decode("utf-8", "replace").split()
             if "<none>" not in t and not t.startswith(_PRIVATE_REPOS)]
     close = difflib.get_close_matches(ref, tags, n=n, cutoff=0.6)
@@ -146,13 +164,13 @@ def suggested_images(ref: str, n: int = 4) -> list[str]:
 
 
 def _pipe_into(cmd: list[str], produce: Callable[[IO[bytes]], None], log: Path, timeout_s: float,
-               timeout_message: str) -> int:
-    """Run a docker command whose stdin `produce` writes, its output appended to `log`; its exit code.
+               timeout_message: str, engine: str | None = None) -> int:
+    """Run a docker command (on `engine`) whose stdin `produce` writes, its output appended to `log`; its exit code.
 
     The command is killed on timeout (BuildError with `timeout_message`) and on any interruption."""
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                                env=images.docker_env())
+                                env=images.docker_env(engine))
         try:
             assert proc.stdin is not None
             try:
@@ -192,7 +210,7 @@ def read_image_tar(path: Path) -> list[dict[str, str]]:
         raise SubmissionError(f"{path}: cannot read image archive: {exc}") from None
 
 
-def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float) -> None:
+def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float, engine: str | None) -> None:
     """`docker load` the archive with its tags stripped (so it cannot overwrite harness-base or any other tag),
     then tag the loaded image ourselves."""
     max_bytes = max_context_bytes() if max_bytes is None else max_bytes
@@ -206,7 +224,7 @@ def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s:
         f.write(f"$ docker load < {tar_path} (tags stripped)\n")
     start = log.stat().st_size
     rc = _pipe_into(["docker", "load"], lambda stdin: _untagged_copy(tar_path, stdin), log, timeout_s,
-                    f"{tar_path}: docker load took longer than {timeout_s:.0f} s")
+                    f"{tar_path}: docker load took longer than {timeout_s:.0f} s", engine)
     with log.open("rb") as f:
         f.seek(start)
         output = f.read().decode("utf-8", "replace")
@@ -215,7 +233,7 @@ def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s:
     loaded = list(_loaded_refs(output))
     if not loaded:
         raise BuildError(f"{tar_path}: docker load reported no image")
-    images.docker(["tag", loaded[-1], tag])
+    images.docker(["tag", loaded[-1], tag], engine=engine)
 
 
 #: Members of a `docker save` archive that name tags; dropped (index.json / oci-layout: OCI tags for new engines).
