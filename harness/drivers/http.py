@@ -32,6 +32,9 @@ __all__ = ["ParticipantError", "ParticipantTimeout", "ParticipantGone", "Partici
            "ProbeViolation", "ParticipantHttp", "MAX_ANSWER_BYTES", "wait_listening"]
 
 MAX_ANSWER_BYTES = 1_000_000  # a segment of output text is a few hundred bytes; a 10 MB answer is a violation
+#: a temporary name lookup failure (EAI_AGAIN) is retried this many times, this far apart, within the deadline
+LOOKUP_RETRIES = 10
+LOOKUP_RETRY_S = 0.2
 
 
 class ParticipantError(Exception):
@@ -158,10 +161,24 @@ class ParticipantHttp:
             if self.conn.sock is not None:
                 self.conn.sock.settimeout(left)
         if self.conn.sock is None:
+            self._connect(None if left is None else time.monotonic() + left)
+
+    def _connect(self, deadline: float | None) -> None:
+        """Open the connection. A name lookup that fails *temporarily* (EAI_AGAIN: Docker's embedded DNS under a
+        busy engine) is asked again, a bounded number of times and never past `deadline`: the participant is not
+        gone because the resolver was slow. Any other failure to connect is final."""
+        assert self.conn is not None
+        for attempt in range(LOOKUP_RETRIES + 1):
             try:
                 self.conn.connect()
+                return
             except (TimeoutError, ConnectionRefusedError):
                 raise
+            except socket.gaierror as exc:
+                out_of_time = deadline is not None and time.monotonic() + LOOKUP_RETRY_S >= deadline
+                if exc.errno != socket.EAI_AGAIN or attempt == LOOKUP_RETRIES or out_of_time:
+                    raise _NoConnection(exc.strerror or type(exc).__name__) from None
+                time.sleep(LOOKUP_RETRY_S)
             except OSError as exc:  # no route, no such name (yet): nothing listens there
                 raise _NoConnection(exc.strerror or type(exc).__name__) from None
 
