@@ -169,12 +169,14 @@ def test_a_rerun_with_a_new_submission_keeps_every_run(campaign) -> None:
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     changed = [str(p) for p, data in campaign["kept"].items() if not p.is_file() or p.read_bytes() != data]
     # every run's files are kept as they were; an image submission's build.log and manifest are rewritten (its
-    # image is rebuilt to check the resume key) and keep their runs as they were
+    # image is rebuilt to check the resume key) and keep their runs as they were, marked `resumed`
     assert [p for p in changed if Path(p).name not in ("build.log", "manifest.json")] == []
     for path in changed:
         if Path(path).name == "manifest.json":
-            before = json.loads(campaign["kept"][Path(path)])
-            assert json.loads(Path(path).read_text())["runs"] == before["runs"], path
+            before = json.loads(campaign["kept"][Path(path)])["runs"]
+            after = json.loads(Path(path).read_text())["runs"]
+            assert all(run.pop("resumed") is True for run in after.values()), path
+            assert after == before, path
     runs = _runs(results)
     assert runs[("late-log", "test")]["status"] == "ok"
     assert "latecomers" in _board(campaign["site"], "longform-en-es-test")
