@@ -1,11 +1,32 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run the whole test suite: lint, type check, then pytest.
+# The one test command (CI runs it): set up (if needed), lint, type check, then pytest in the set-up's own virtual
+# environment.
+#   bash scripts/test.sh           the whole suite: the tests that need no engine run two at a time (pytest-xdist),
+#                                  then those that use Docker or the swarm lab, one at a time (they share an engine)
+#   bash scripts/test.sh --fast    the fast tier: no Docker, no network namespaces, nothing marked slow
+# Any other argument goes to pytest (e.g. a file, or -k NAME); with one, pytest runs once, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # This machine (and CI) reaches no container registry: build the base image from Debian packages directly.
 export HARNESS_AIR_GAPPED="${HARNESS_AIR_GAPPED:-1}"
+fast=0
+args=()
+for a in "$@"; do
+  if [ "$a" = "--fast" ]; then fast=1; else args+=("$a"); fi
+done
 bash scripts/setup.sh
 source scripts/env.sh
 python3 -m ruff check .
 python3 -m mypy harness leaderboard
-python3 -m pytest -q -p no:cacheprovider "$@"
+PYTEST=(python3 -m pytest -q -p no:cacheprovider)
+WORKERS=(-n "${HARNESS_TEST_WORKERS:-2}")
+if [ "$fast" = 1 ]; then
+  exec "${PYTEST[@]}" "${WORKERS[@]}" -m "not docker and not lab and not slow" "${args[@]}"
+fi
+if [ "${#args[@]}" -gt 0 ]; then
+  exec "${PYTEST[@]}" "${args[@]}"
+fi
+rc=0
+"${PYTEST[@]}" "${WORKERS[@]}" -m "not docker and not lab" || rc=$?
+"${PYTEST[@]}" -m "docker or lab" || rc=$?
+exit "$rc"
