@@ -34,6 +34,7 @@ __all__ = [
     "describe_key",
     "function_of",
     "computation_aware_applies",
+    "PEERS",
 ]
 
 HIGHER, LOWER = "higher", "lower"
@@ -160,6 +161,41 @@ REGISTRY: dict[str, MetricSpec] = {
                    "Norm-Score: this system's BLEU divided by the BLEU of the offline baseline on the same "
                    "references.", "both", False, "harness.metrics.quality:norm_score"),
     )
+}
+_SIMULEVAL = ("SimulEval 1.1.4's latency scorer, to 1e-9, without its known bugs "
+              "(tests/test_conformance_simuleval.py)")
+_OMNI_LONG = ("OmniSTEval 0.1.10 (`omnisteval longform`), to 1e-9, on the same resegmented sentences "
+              "(tests/test_longform_conformance.py, tests/test_longform_conformance_cli.py)")
+_OMNI_DEGENERACY = "OmniSTEval 0.1.10's degenerate-policy diagnostics (tests/test_longform_conformance.py)"
+#: what each metric's value equals, and the test that holds it to it (docs/reference/metrics.md shows it): the tool
+#: and version, or "none" with what stands in for one. Every metric of REGISTRY has an entry
+#: (tests/test_docs_reference.py).
+PEERS: dict[str, str] = {
+    "BLEU": "sacrebleu's `corpus_score` (BLEU), score and signature (tests/test_metrics_quality.py)",
+    "chrF": "sacrebleu's `corpus_score` (CHRF), score and signature (tests/test_metrics_quality.py)",
+    "TER": "sacrebleu's `corpus_score` (TER), score and signature (tests/test_metrics_quality.py, "
+           "tests/test_metrics_native.py)",
+    "METEOR": "nltk's `meteor_score` per sentence, averaged as the 2020 IWSLT server did "
+              "(tests/test_metrics_meteor.py)",
+    "AL": _SIMULEVAL, "LAAL": _SIMULEVAL, "AP": _SIMULEVAL, "DAL": _SIMULEVAL, "StartOffset": _SIMULEVAL,
+    "EndOffset": _SIMULEVAL,
+    "ATD": "SimulEval 1.1.4's ATD scorer on in-memory instances, to 1e-9 (its reloaded-log ATD treats every log as "
+           "speech; tests/test_conformance_simuleval.py)",
+    "YAAL": "OmniSTEval 0.1.10's short-form YAAL (tests/test_longform_conformance.py)",
+    "CW": "none: Gu et al. (2017)'s definition, on hand-computed vectors (tests/test_metrics_cw.py)",
+    "LongYAAL": _OMNI_LONG, "LongAL": _OMNI_LONG, "LongLAAL": _OMNI_LONG, "LongAP": _OMNI_LONG,
+    "LongDAL": _OMNI_LONG,
+    "StreamLAAL": "simulstream 1.0.0 (`simulstream.metrics.score_latency --scorer stream_laal`), to 1e-9 "
+                  "(tests/test_longform_conformance.py, tests/test_longform_interop.py)",
+    "SWF": _OMNI_DEGENERACY, "EFSW": _OMNI_DEGENERACY, "DSPTV": _OMNI_DEGENERACY,
+    "DegeneratePolicy": _OMNI_DEGENERACY,
+    "AA": "none: SiMuST-C §2.2's formula, with eflomal alignments in place of the paper's SimAlign "
+          "(tests/test_anticipation.py)",
+    "COMET": "unbabel-comet 2.2.7's `comet-score`, float for float (tests/test_comet.py)",
+    "XCOMET": "unbabel-comet 2.2.7's `comet-score`, float for float (tests/test_comet.py)",
+    "BLEURT": "bleurt-pytorch 0.0.1's own scorer, float for float (tests/test_bleurt.py)",
+    "NE": "none: hand-worked revisions and properties (tests/test_metrics_stability.py)",
+    "NormBLEU": "none: a ratio of two sacrebleu BLEU scores (tests/test_metrics_quality.py)",
 }
 #: sources whose runs get `NAME_CA` metrics. Speech only, as in the SimulEval paper: for speech, delays and
 #: elapsed times are both milliseconds, so a CA delay is the source audio read plus the computation time. For text,

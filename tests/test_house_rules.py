@@ -173,6 +173,8 @@ LAYERS: tuple[str, ...] = (
     "harness.human", "leaderboard",
     # the commands, on top
     "harness.commands", "harness.cli", "harness.__main__",
+    # the reference pages, generated from the command line's parsers
+    "harness.docs_reference",
 )
 #: Known edges against the flow: none (the long-form circles of data/speech and longform/scoring are gone: the
 #: dataset loader is in data/, long-form scoring in scoring/). An entry here is a debt with a name.

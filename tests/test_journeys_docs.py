@@ -1,5 +1,6 @@
 """Docs that match the code (issue 26, item 14): the bundled example's scores.json is what `harness score` writes,
-docs/formats.md names every kind and direction scores.json carries, and the READMEs count and list every template."""
+docs/formats.md names every kind and direction scores.json carries, and the participant guide and the templates' README
+count and list every template."""
 
 from __future__ import annotations
 
@@ -35,10 +36,12 @@ def test_formats_names_every_kind_and_direction_that_scores_carry() -> None:
         assert f"`{value}`" in text, value
 
 
-def test_readmes_count_and_list_every_template() -> None:
+def test_the_guide_and_the_templates_readme_count_and_list_every_template() -> None:
     templates = sorted(p.parent.name for p in (REPO / "agent_templates").glob("*/submission.yaml"))
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    said = re.search(r"(\w+) working baselines are in\s+`agent_templates/`", readme)
+    assert "(docs/participant.md)" in readme and "(agent_templates/README.md)" in readme  # where a newcomer finds them
+    guide = (REPO / "docs" / "participant.md").read_text(encoding="utf-8")
+    said = re.search(r"(\w+) working baselines are in\s+`agent_templates/`", guide)
     assert said and NUMBERS.get(said.group(1).lower()) == len(templates), (said and said.group(0), templates)
     table = (REPO / "agent_templates" / "README.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| (\w+) \|", table, re.M)) - {"template"}
