@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-#: Exit codes of every `harness` command (the README's table): the same failure exits the same way everywhere.
+#: Exit codes of every `harness` command: the same failure exits the same way everywhere. docs/reference/exit-codes.md
+#: is generated from these lines (`NAME = CODE  # meaning`, one line each): python3 -m harness.docs_reference --write
 EXIT_OK = 0  # done: the run is ok or partial, the check found no problem
 EXIT_FAILED = 1  # done, and what was checked or run failed: a problem found, a run status that is not ok
 EXIT_USAGE = 2  # could not start: a bad option, a missing or invalid input file or folder, a port in use (one line)

@@ -73,6 +73,20 @@ def test_an_option_added_to_a_parser_shows_in_the_page(monkeypatch: pytest.Monke
     assert row in docs_reference.commands_page()
 
 
+def test_every_script_and_environment_variable_is_in_the_command_reference() -> None:
+    page = docs_reference.commands_page()
+    for script in (REPO / "scripts").glob("*.sh"):
+        assert f"\n### scripts/{script.name}\n" in page, script.name
+    names = docs_reference.environment_variables()
+    assert {"HARNESS_CACHE", "HARNESS_VENV", "HARNESS_TRACEBACK", "HARNESS_TEST_WORKERS"} <= set(names)
+    undescribed = sorted(set(names) - set(docs_reference.ENVIRONMENT))
+    assert not undescribed, f"describe these in harness.docs_reference.ENVIRONMENT: {undescribed}"
+    gone = sorted(set(docs_reference.ENVIRONMENT) - set(names))
+    assert not gone, f"no code reads these any more; drop them from harness.docs_reference.ENVIRONMENT: {gone}"
+    for name in names:
+        assert f"| `{name}` |" in page
+
+
 def test_every_metric_has_its_definition_unit_and_peer_in_the_metric_reference() -> None:
     assert set(PEERS) == set(REGISTRY), "name the peer of every metric in harness.metric_registry.PEERS"
     page = docs_reference.metrics_page()
