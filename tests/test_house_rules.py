@@ -127,7 +127,8 @@ def test_only_jsonio_writes_a_temporary_and_renames_it() -> None:
     assert _renames(ast.parse("os.replace(a, b)\ntmp.replace(p)\ns.replace('a', 'b')\n")) == [1, 2]
 
 
-CACHE_ALLOWED = {"harness/cache.py"}
+#: harness/docs_reference.py describes the variable for the reference page; it opens no folder
+CACHE_ALLOWED = {"harness/cache.py", "harness/docs_reference.py"}
 
 
 def test_only_the_cache_module_names_the_cache_folder(tmp_path: Path, monkeypatch) -> None:
