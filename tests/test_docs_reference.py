@@ -158,3 +158,27 @@ def test_the_code_map_names_what_harness_holds_and_nothing_that_is_gone() -> Non
     held += [p.name for p in (REPO / "harness").glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
     missing = sorted(n for n in held if not re.search(rf"(?<![\w/]){re.escape(n)}", code_map.replace("harness/", "")))
     assert not missing, f"docs/design/architecture.md's code map does not name: {missing}"
+
+
+def _layers() -> list[str]:
+    """LAYERS of tests/test_house_rules.py, read from its source (a test module imports no other)."""
+    import ast
+
+    tree = ast.parse((REPO / "tests" / "test_house_rules.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "LAYERS":
+            assert node.value is not None
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("no LAYERS in tests/test_house_rules.py")
+
+
+def test_the_layer_sentence_names_the_stage_packages_of_the_layer_table() -> None:
+    """The stages the architecture page lists in order are those of LAYERS (after the ground floor, below the
+    commands), in its order, and no others: a removed layer (`longform`) cannot stay in the page."""
+    page = (REPO / "docs" / "design" / "architecture.md").read_text(encoding="utf-8").split("```", 2)[2]
+    sentence = page[page.index("then `data`"):page.index("and the commands on")]
+    named = re.findall(r"`(\w+)`", sentence)
+    layers = _layers()
+    between = layers[layers.index("harness.config") + 1:layers.index("harness.commands")]
+    stages = [e.removeprefix("harness.") for e in between]
+    assert named == stages, f"docs/design/architecture.md lists {named}; LAYERS has {stages}"
