@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness import errors
@@ -158,11 +160,25 @@ def _anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
+@contextmanager
+def _without_harness_environment() -> Iterator[None]:
+    """No `HARNESS_*`/`SERVER_*` variables while the parsers are built: a default read from the environment
+    (`harness client --server`) is then the same on every machine, inside a container or not."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith(("HARNESS_", "SERVER_"))}
+    for key in saved:
+        del os.environ[key]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
 def commands_page() -> str:
     """docs/reference/commands.md: every command, sub-action and option of `harness`."""
     from harness.cli import COMMANDS, build_parser
 
-    parser = build_parser()
+    with _without_harness_environment():
+        parser = build_parser()
     sub = _subparsers(parser)
     assert sub is not None
     lines = ["# Command reference\n", _banner("the argument parsers (`harness.cli.build_parser`)").rstrip("\n"),

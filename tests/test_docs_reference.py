@@ -5,6 +5,7 @@ pages resolves, the README stays a five-minute read, and the code map names what
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -34,6 +35,14 @@ def test_the_staleness_check_sees_a_changed_page_and_write_repairs_it(tmp_path: 
     assert docs_reference.main(["--check", "--folder", str(tmp_path)]) == 1
     assert docs_reference.write_pages(tmp_path) == ["commands.md"]
     assert docs_reference.main(["--check", "--folder", str(tmp_path)]) == 0
+
+
+def test_the_pages_are_the_same_whatever_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`harness client --server` defaults to $HARNESS_SERVER_URL: the page must not depend on where it is built."""
+    monkeypatch.setenv("HARNESS_SERVER_URL", "http://elsewhere:1")
+    monkeypatch.setenv("COLUMNS", "40")
+    assert docs_reference.stale_pages() == []
+    assert os.environ["HARNESS_SERVER_URL"] == "http://elsewhere:1"  # given back as it was
 
 
 def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
