@@ -9,7 +9,7 @@ The SimulEval paper's `simuleval server --visual --log-dir` (port 7777), which i
   instance on the leaderboard's instance page (source, references, timeline with its legend and slider, writes),
   with the run's state added. The state is `running` (fewer instances than the run expects and its log grew
   lately), `finished`, or `stopped`; while running, `/live.js` polls `/status.json` and reloads the index when an
-  instance lands. An instance page is kept once rendered after the run stopped running.
+  instance lands. An instance page is kept once rendered after the run stopped running, until the run is scored again.
 
 It binds 127.0.0.1 unless `--host` says otherwise, answers GET only, and a path outside the folder is a 404.
 """
@@ -73,8 +73,13 @@ class RunFolder:
 
     def __init__(self, path: Path) -> None:
         self.run = layout.RunDir(path)
-        self.pages: dict[int, str] = {}
+        self.pages: dict[int, tuple[tuple[int | None, ...], str]] = {}
         self.lock = threading.Lock()
+
+    def scored_stamp(self) -> tuple[int | None, ...]:
+        """When the run's scores were last written (None: not yet): a kept page older than this is rendered again,
+        so an instance page shows the metrics of a `harness score` that ran after it was first shown."""
+        return tuple(f.stat().st_mtime_ns if f.exists() else None for f in (self.run.scores, self.run.instance_scores))
 
     def status(self) -> dict[str, Any]:
         found = scan(self.run.instances_log)
@@ -117,9 +122,11 @@ class RunFolder:
                             rows=[(recs[i], scores.get(i)) for i in sorted(recs)])
 
     def instance_html(self, index: int) -> str | None:
+        stamp = self.scored_stamp()
         with self.lock:
-            if index in self.pages:
-                return self.pages[index]
+            kept = self.pages.get(index)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
         recs = self.records()
         rec = recs.get(index)
         if rec is None:
@@ -136,7 +143,7 @@ class RunFolder:
                             next_i=order[at + 1] if at + 1 < len(order) else None, **ctx)
         if live["state"] != "running":  # while the run goes on, the page's state and pager still change
             with self.lock:
-                self.pages[index] = html
+                self.pages[index] = (stamp, html)
         return html
 
 

@@ -96,6 +96,9 @@ def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path
         links = re.findall(r'<a href="runs/([^/]+)/index.html" class="team">', table)
         assert links == [r.slug for r in reg.runs]
     assert "build error" in section and "COPY failed" in section  # the failed run, with its reason
+    # nested bounds (no min_latency): the board says so, with its regimes
+    assert ("A submission competes in every regime whose bound its LAAL stays under (low: LAAL ≤ 3; high: LAAL ≤ 6)."
+            in " ".join(section.split()))
 
 
 def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple[Path, Path]) -> None:
