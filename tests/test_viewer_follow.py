@@ -13,9 +13,12 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from tests.text_task import make_text_task
 from tests.viewer_support import start_view
 
+pytestmark = pytest.mark.slow  # real runs and a real viewer (seconds each)
 ROOT = Path(__file__).resolve().parents[1]
 ECHO = ROOT / "tests" / "agents" / "echo_text.py"
 SIMULEVAL_RUN = ROOT / "examples" / "runs" / "udhr-dev-waitk3"  # written by SimulEval 1.1.4, never scored by us
