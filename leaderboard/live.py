@@ -3,7 +3,8 @@
 The SimulEval paper's `simuleval server --visual --log-dir` (port 7777), which its project never shipped:
 
 - a **results folder** (it has summary.json) is served as the leaderboard site, rendered into a private folder and
-  rendered again only when summary.json or a run log changed (checked at most every `RECHECK_S`), not per request;
+  rendered again only when summary.json or a run's log or scores changed (checked at most every `RECHECK_S`), not
+  per request;
 - a **run folder** (an instances.log, the harness's or SimulEval's) is served on the leaderboard's own templates: an
   index of its instances with each one's state and, once the run is scored, its per-instance scores; and each
   instance on the leaderboard's instance page (source, references, timeline with its legend and slider, writes),
@@ -153,14 +154,17 @@ class ResultsSite:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.site = Path(tempfile.mkdtemp(prefix="harness-view-"))
-        self.stamp: tuple[float, ...] | None = None
+        self.stamp: tuple[tuple[str, int], ...] | None = None
         self.checked = 0.0
         self.lock = threading.Lock()
         self.renders = 0
 
-    def _stamp(self) -> tuple[float, ...]:
-        files = [layout.ResultsDir(self.path).summary, *sorted(self.path.glob("*/*/instances.log"))]
-        return tuple(f.stat().st_mtime_ns for f in files if f.exists())
+    def _stamp(self) -> tuple[tuple[str, int], ...]:
+        """When summary.json and each run's log and scores were last written (a `harness score` of one run too)."""
+        files = [layout.ResultsDir(self.path).summary]
+        for name in (layout.INSTANCES_LOG, layout.SCORES, layout.INSTANCE_SCORES):
+            files += sorted(self.path.glob(f"*/*/{name}"))
+        return tuple((str(f), f.stat().st_mtime_ns) for f in files if f.exists())
 
     def current(self) -> Path:
         with self.lock:

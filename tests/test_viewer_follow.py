@@ -4,11 +4,13 @@ and titles of a plain run folder (no track, no system) have no empty part."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -109,6 +111,33 @@ def test_an_instance_page_shows_the_scores_of_a_later_harness_score(tmp_path: Pa
         assert "No per-instance metrics" not in after and '<dl class="metric-grid">' in after
         assert re.search(r"<dt>LAAL <span", after)
         assert "No per-instance scores yet" not in _get(url)
+    finally:
+        viewer.send_signal(signal.SIGTERM)
+        viewer.wait(10)
+
+
+def test_a_results_folder_page_shows_the_scores_of_a_later_harness_score(tmp_path: Path) -> None:
+    """A results folder is served as the leaderboard site, rendered again when a run of it is scored anew."""
+    cfg = make_text_task(tmp_path)
+    results = tmp_path / "results"
+    run_dir = results / "echo" / "dev"
+    subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(cfg), "--dataset", "dev", "--agent",
+                    str(ECHO), "--output", str(run_dir)], check=True, capture_output=True, timeout=120)
+    (run_dir / "instance_scores.jsonl").unlink()  # as a run scored before per-instance scores were written
+    run = {"submission": "echo", "team": "t", "system": "echo", "track": "text-en-es", "dataset": "dev",
+           "status": "ok", "scores": json.loads((run_dir / "scores.json").read_text(encoding="utf-8"))}
+    (results / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": [run]}), encoding="utf-8")
+    viewer, url = start_view(results)
+    page = url + "runs/echo-dev/instances/1.html"
+    try:
+        assert "No per-instance metrics" in _get(page)
+        subprocess.run([sys.executable, "-m", "harness", "score", str(run_dir)], check=True, capture_output=True,
+                       timeout=120)
+        end = time.monotonic() + 60  # the viewer looks at the folder at most once a second: ask until it has
+        while "No per-instance metrics" in (html := _get(page)):
+            assert time.monotonic() < end, "the page never showed the new per-instance scores"
+            time.sleep(0.2)
+        assert '<dl class="metric-grid">' in html
     finally:
         viewer.send_signal(signal.SIGTERM)
         viewer.wait(10)
