@@ -56,7 +56,7 @@ def _candidates(px: float, py: float, r: float) -> list[tuple[float, float, str,
     """Label anchors around a point of radius `r`: right, left, above, below, then the diagonals and the directions
     between, nearest first; further out (with a leader line) only where nothing near is free."""
     out: list[tuple[float, float, str, bool]] = []
-    for step in (0.0, 12.0, 24.0, 38.0, 54.0, 72.0, 92.0):
+    for step in (0.0, 12.0, 24.0, 38.0, 54.0, 72.0, 92.0, 116.0, 144.0):
         d = r + 4 + step
         for k in (0, 8, 4, 12, 2, 6, 10, 14, 1, 7, 9, 15, 3, 5, 11, 13):  # 16 directions, the plain ones first
             angle = math.pi * k / 8

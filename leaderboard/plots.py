@@ -203,10 +203,12 @@ def _point_labels(q: _Plot) -> list[str]:
     for (px, py), name, place in zip(xy, names, place_labels(xy, names, frame, 7.0, regime_labels), strict=True):
         if place is None:
             continue
-        if place.leader:
+        if place.leader:  # from the mark's edge to the nearest point of the label's box
             bx = min(max(px, place.box.x0), place.box.x1)
             by = min(max(py, place.box.y0), place.box.y1)
-            parts.append(el("line", x1=px, y1=py, x2=bx, y2=by, stroke="#9aa5b1", stroke_width=1,
+            dist = max(math.hypot(bx - px, by - py), 1.0)
+            sx, sy = px + (bx - px) * 7.0 / dist, py + (by - py) * 7.0 / dist
+            parts.append(el("line", x1=sx, y1=sy, x2=bx, y2=by, stroke="#9aa5b1", stroke_width=1,
                             class_="label-leader"))
         parts.append(text(place.x, place.y, name, text_anchor=place.anchor, class_="point-label"))
     return parts
