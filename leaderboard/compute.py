@@ -22,6 +22,7 @@ class ComputeView:
 
     hardware: str | None = None  # one line (the declared text, or the measured host's summary)
     gpu: str | None = None  # measured GPUs in one line (`none` without any)
+    cores: int | None = None  # measured CPU cores
     declared: bool = False  # the team's declaration, not measured by the harness
     startup_s: float | None = None
     startup_by: str | None = None  # request | probe
@@ -32,10 +33,13 @@ class ComputeView:
 
     @property
     def short_hardware(self) -> str:
-        """The index cell: the GPUs if any, else the host's summary (declared text as it is)."""
-        if self.declared or not self.gpu or self.gpu == "none":
+        """The index cell, one short line (the whole text is its tooltip): the GPUs if any, else the CPU cores
+        (`CPU, 16 cores`); declared text as it is (the cell cuts it with an ellipsis)."""
+        if self.declared or not self.hardware:
             return self.hardware or UNSET
-        return self.gpu
+        if self.gpu and self.gpu != "none":
+            return self.gpu
+        return f"CPU, {self.cores} cores" if self.cores else "CPU"
 
     @property
     def rtf_unit(self) -> str:
@@ -89,6 +93,8 @@ def compute_view(manifest: dict[str, Any], dataset: str) -> ComputeView:
         view.hardware, view.declared = declared, True
     elif measured is not None:
         view.hardware, view.gpu = _measured_summary(measured), _text(measured.get("gpu"))
+        cores = measured.get("cpu_count")
+        view.cores = cores if isinstance(cores, int) and not isinstance(cores, bool) else None
     start = entry.get("startup")
     if isinstance(start, dict):
         view.startup_s, view.startup_by = _number(start.get("seconds")), _text(start.get("by"))

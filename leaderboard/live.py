@@ -3,13 +3,14 @@
 The SimulEval paper's `simuleval server --visual --log-dir` (port 7777), which its project never shipped:
 
 - a **results folder** (it has summary.json) is served as the leaderboard site, rendered into a private folder and
-  rendered again only when summary.json or a run log changed (checked at most every `RECHECK_S`), not per request;
+  rendered again only when summary.json or a run's log or scores changed (checked at most every `RECHECK_S`), not
+  per request;
 - a **run folder** (an instances.log, the harness's or SimulEval's) is served on the leaderboard's own templates: an
   index of its instances with each one's state and, once the run is scored, its per-instance scores; and each
   instance on the leaderboard's instance page (source, references, timeline with its legend and slider, writes),
   with the run's state added. The state is `running` (fewer instances than the run expects and its log grew
   lately), `finished`, or `stopped`; while running, `/live.js` polls `/status.json` and reloads the index when an
-  instance lands. An instance page is kept once rendered after the run stopped running.
+  instance lands. An instance page is kept once rendered after the run stopped running, until the run is scored again.
 
 It binds 127.0.0.1 unless `--host` says otherwise, answers GET only, and a path outside the folder is a 404.
 """
@@ -73,8 +74,13 @@ class RunFolder:
 
     def __init__(self, path: Path) -> None:
         self.run = layout.RunDir(path)
-        self.pages: dict[int, str] = {}
+        self.pages: dict[int, tuple[tuple[int | None, ...], str]] = {}
         self.lock = threading.Lock()
+
+    def scored_stamp(self) -> tuple[int | None, ...]:
+        """When the run's scores were last written (None: not yet): a kept page older than this is rendered again,
+        so an instance page shows the metrics of a `harness score` that ran after it was first shown."""
+        return tuple(f.stat().st_mtime_ns if f.exists() else None for f in (self.run.scores, self.run.instance_scores))
 
     def status(self) -> dict[str, Any]:
         found = scan(self.run.instances_log)
@@ -117,9 +123,11 @@ class RunFolder:
                             rows=[(recs[i], scores.get(i)) for i in sorted(recs)])
 
     def instance_html(self, index: int) -> str | None:
+        stamp = self.scored_stamp()
         with self.lock:
-            if index in self.pages:
-                return self.pages[index]
+            kept = self.pages.get(index)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
         recs = self.records()
         rec = recs.get(index)
         if rec is None:
@@ -136,7 +144,7 @@ class RunFolder:
                             next_i=order[at + 1] if at + 1 < len(order) else None, **ctx)
         if live["state"] != "running":  # while the run goes on, the page's state and pager still change
             with self.lock:
-                self.pages[index] = html
+                self.pages[index] = (stamp, html)
         return html
 
 
@@ -146,14 +154,17 @@ class ResultsSite:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.site = Path(tempfile.mkdtemp(prefix="harness-view-"))
-        self.stamp: tuple[float, ...] | None = None
+        self.stamp: tuple[tuple[str, int], ...] | None = None
         self.checked = 0.0
         self.lock = threading.Lock()
         self.renders = 0
 
-    def _stamp(self) -> tuple[float, ...]:
-        files = [layout.ResultsDir(self.path).summary, *sorted(self.path.glob("*/*/instances.log"))]
-        return tuple(f.stat().st_mtime_ns for f in files if f.exists())
+    def _stamp(self) -> tuple[tuple[str, int], ...]:
+        """When summary.json and each run's log and scores were last written (a `harness score` of one run too)."""
+        files = [layout.ResultsDir(self.path).summary]
+        for name in (layout.INSTANCES_LOG, layout.SCORES, layout.INSTANCE_SCORES):
+            files += sorted(self.path.glob(f"*/*/{name}"))
+        return tuple((str(f), f.stat().st_mtime_ns) for f in files if f.exists())
 
     def current(self) -> Path:
         with self.lock:

@@ -226,6 +226,24 @@ class Board:
         return (f"no {self.regime_from} result: not ranked (regimes are decided by the {self.primary_latency} of "
                 f"the {self.regime_from} run)")
 
+    def regime_rule(self) -> str:
+        """How this board's regimes place a submission, in one sentence ("" without regimes): disjoint bands
+        (`min_latency` set so that no two overlap) hold each submission in one regime at most; nested bounds
+        hold it in every regime whose bound its primary latency stays under."""
+        bands = sorted((g for g in self.regimes if g.max_latency is not None), key=lambda g: g.max_latency or 0.0)
+        if not bands:
+            return ""
+        pl = self.primary_latency
+        listed = "; ".join(f"{g.name}: {g.bounds(pl)}" for g in bands)
+        disjoint = all(b.min_latency is not None and a.max_latency is not None and b.min_latency >= a.max_latency
+                       for a, b in zip(bands, bands[1:], strict=False))
+        if len(bands) > 1 and disjoint:
+            return (f"The regimes are disjoint bands of {pl}: a submission competes only in the band its {pl} "
+                    f"falls in ({listed}).")
+        if any(g.min_latency is not None for g in bands):
+            return f"A submission competes in every regime whose band holds its {pl} ({listed})."
+        return f"A submission competes in every regime whose bound its {pl} stays under ({listed})."
+
     def regime_latency(self, r: Run) -> float | None:
         """The latency that places `r` in a regime: its `regime_from` run's primary latency, else its own."""
         return r.regime_latency if self.regime_from is not None else r.score(self.primary_latency)

@@ -5,13 +5,14 @@ It only reads files and renders: scores, per-instance metrics and significance c
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from harness import __version__, layout
 from harness.config import TaskConfig
@@ -40,8 +41,15 @@ def environment(catalog: Catalog) -> jinja2.Environment:
         finalize=page_text,  # control characters of participants' strings are escaped, as on the terminal
     )
     env.filters["num"] = _num
+    env.filters["breakable"] = breakable
     env.globals["describe"] = catalog.describe
     return env
+
+
+def breakable(name: str) -> Markup:
+    """A metric name that a narrow column header may break where a word starts inside it (`Start<wbr>Offset`,
+    `Norm<wbr>BLEU`), escaped."""
+    return Markup(re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", str(escape(name))))
 
 
 def _num(value: Any, digits: int = 2) -> str:

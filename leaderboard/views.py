@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any
 
 from harness.units import split_units
@@ -42,10 +43,12 @@ def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[st
     elapsed = [float(e) for e in (record.get("elapsed") or [])[: len(delays)]]
     source = record.get("source")
     src_words = source.split() if isinstance(source, str) else []
+    source_length = float(record.get("source_length") or len(src_words) or 1)
     return {
         "unit": unit,
         "joiner": "" if tok_unit == "char" else " ",
-        "source_length": float(record.get("source_length") or len(src_words) or 1),
+        "source_length": source_length,
+        "slider_max": slider_end(source_length, delays, revisions),
         "source_words": src_words,
         "target_words": target,
         "delays": delays,
@@ -57,6 +60,12 @@ def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[st
         "cut": {"characters": max(0, len(prediction) - PAGE_TEXT_MAX),
                 "revisions": max(0, len(all_revisions) - REVISIONS_MAX)},
     }
+
+
+def slider_end(source_length: float, delays: list[float], revisions: list[dict[str, Any]]) -> int:
+    """The slider's last position, in whole source units (its step is 1): the source's end or the last write,
+    whichever is later, rounded up, so every word and revision shows at the end of the slider."""
+    return math.ceil(max([source_length] + delays + [float(r["delay"]) for r in revisions]))
 
 
 WINDOW_MS = 120_000  # one page section of a long recording's timeline
@@ -103,6 +112,7 @@ def slider_data(view: dict[str, Any]) -> dict[str, Any]:
         "unit": view["unit"],
         "joiner": view["joiner"],
         "sourceLength": view["source_length"],
+        "sliderMax": view["slider_max"],
         "sourceWords": len(view["source_words"]),
         "delays": view["delays"],
         "tokens": view["target_words"][: len(view["delays"])],

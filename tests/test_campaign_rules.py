@@ -55,8 +55,11 @@ def test_disjoint_bands_rank_each_system_in_one_regime(tmp_path: Path) -> None:
     board = harness("leaderboard", str(results), "--output", str(site), "--config", str(config))
     assert board.returncode == 0, board.stderr
     html = (site / "index.html").read_text(encoding="utf-8")
+    assert "every regime whose bound" not in html  # the intro says what the regimes are: bands here
     html = html[html.index('id="longform-en-es-test"'):]
     html = html[:html.index("</section>")]
+    assert ("The regimes are disjoint bands of LongYAAL: a submission competes only in the band its LongYAAL falls in "
+            "(low: LongYAAL ≤ 2000; high: 2000 &lt; LongYAAL ≤ 4000).") in " ".join(html.split())
     low, high = _section(html, "Regime “low”"), _section(html, "Regime “high”")
     outside = _section(html, "Outside every regime")
     assert "LongYAAL ≤ 2000" in low and "2000 &lt; LongYAAL ≤ 4000" in high

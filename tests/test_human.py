@@ -88,9 +88,16 @@ def test_sample_import_summarize_and_render(results: Path, tmp_path: Path, capsy
             base = {"echo1": 5, "echo2": 3, "echo4": 1}[k["submission"]]
             for rater in ("ann", "bob", "cyd"):
                 w.writerow([rater, item, max(1, min(5, base + rng.choice([-1, 0, 0, 1])))])
+    capsys.readouterr()
     assert main(["human", "import", str(results), str(ratings)]) == 0
+    out = capsys.readouterr().out
     summary = json.loads((results / "human" / "summary.json").read_text())
     assert summary["ratings"] == 36 and summary["raters"] == 3
+    # the correlations it computed are printed, with a caution: three systems are few
+    assert "system-level correlation with the human means over 3 system(s) (Pearson, Spearman):" in out
+    al = next(line.split() for line in out.splitlines() if line.split()[:1] == ["AL"])
+    assert al[1:] == [f"{summary['correlations']['AL']['pearson']:+.3f}", "-1.000"]
+    assert "caution: 3 systems are too few for these correlations to mean much (5 or more are wanted)" in out
     means = {k: v["mean"] for k, v in summary["systems"].items()}
     assert means["echo1/dev"] > means["echo2/dev"] > means["echo4/dev"]
     assert summary["krippendorff_alpha_interval"] > 0.5
@@ -163,3 +170,55 @@ def test_primary_only_samples_only_primary_submissions(results: Path, tmp_path: 
     assert "no scored run of a primary submission" in err and str(path) in err and err.count("\n") == 1
     assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(tmp_path / "all.csv")]) == 0
     assert "6 items from 3 system(s)" in capsys.readouterr().out
+
+
+def _fill(sheet: Path, out: Path, scores: dict[str, int]) -> None:
+    """The sheet as its rater returns it: the score column filled for the items of `scores`, the others blank."""
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    with out.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["item", "source", "hypothesis", "score"])
+        w.writeheader()
+        for row in rows:
+            w.writerow({**row, "score": scores.get(row["item"], "")})
+
+
+def test_a_sheet_imported_again_as_it_is_filled_adds_only_its_new_rows(results: Path, tmp_path: Path,
+                                                                        capsys) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(sheet)]) == 0
+    items = [row["item"] for row in csv.DictReader(sheet.open(encoding="utf-8"))]
+    assert len(items) == 6
+    part = {item: 1 + n % 5 for n, item in enumerate(items[:3])}
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, filled, part)
+    capsys.readouterr()
+    assert main(["human", "import", str(results), str(filled), "--rater", "ann"]) == 0
+    assert "3 rating(s) added (3 row(s) without a score skipped)" in capsys.readouterr().out
+    whole = {item: 1 + n % 5 for n, item in enumerate(items)}
+    _fill(sheet, filled, whole)  # the rater finished the sheet: imported again, the first three rows included
+    assert main(["human", "import", str(results), str(filled), "--rater", "ann"]) == 0
+    out = capsys.readouterr().out
+    assert "3 rating(s) added (3 row(s) imported before with the same score skipped); 6 by 1 rater(s)" in out
+    log = results / "human" / "ratings.jsonl"
+    taken = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted((r["item"], r["score"]) for r in taken) == sorted(whole.items())
+    assert main(["human", "import", str(results), str(filled), "--rater", "ann"]) == 0  # nothing new: fine
+    assert "0 rating(s) added (6 row(s) imported before with the same score skipped)" in capsys.readouterr().out
+
+    changed = dict(whole, **{items[4]: whole[items[4]] % 5 + 1})  # one score changed: refused, nothing added
+    _fill(sheet, filled, changed)
+    before = log.read_bytes()
+    assert main(["human", "import", str(results), str(filled), "--rater", "ann"]) == 2
+    err = capsys.readouterr().err
+    assert (f"row {items.index(items[4]) + 2}: rater 'ann' already rated item {items[4]!r} with {whole[items[4]]}, "
+            f"not {changed[items[4]]}") in err and err.count("\n") == 1
+    assert log.read_bytes() == before
+
+
+def test_per_system_beyond_the_data_says_so(results: Path, tmp_path: Path, capsys) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert main(["human", "sample", str(results), "--per-system", "50", "--output", str(sheet)]) == 0
+    out = capsys.readouterr().out
+    assert ("--per-system 50 is more than the 10 instance(s) of text-en-es (dev) that all its 3 system(s) decoded: "
+            "sampled all 10") in out
+    assert "30 items from 3 system(s)" in out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,10 +39,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.seen.append((self.path, int(code) if str(code).isdigit() else 0))
 
 
-@pytest.fixture(scope="module")
-def served(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    results, config = fixture_results
-    site = tmp_path_factory.mktemp("browser") / "site"
+def _serve(results: Path, config: Path, site: Path) -> Iterator[str]:
+    """`harness leaderboard RESULTS` into `site`, served over HTTP while the caller needs it."""
     assert main(["leaderboard", str(results), "--output", str(site), "--config", str(config)]) == 0
     handler = functools.partial(_Handler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -50,6 +49,36 @@ def served(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPath
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def served(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    results, config = fixture_results
+    yield from _serve(results, config, tmp_path_factory.mktemp("browser") / "site")
+
+
+LONG_DECLARED = "8x NVIDIA H100 80GB HBM3, 2x Intel(R) Xeon(R) Platinum 8480+, 2 TiB"
+
+
+@pytest.fixture(scope="module")
+def served_measured(fixture_results: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture's results with the hardware, start-up and compute that `harness run` measured (the run.json of
+    the fixture's own `harness run`) in every manifest, as `harness evaluate` writes them; one run declares long
+    hardware, as a log submission does."""
+    results, config = fixture_results
+    root = tmp_path_factory.mktemp("measured")
+    copy = root / "results"
+    shutil.copytree(results, copy)
+    meta = json.loads((results.parent / "runs" / "apertium-waitk2" / "run.json").read_text(encoding="utf-8"))
+    for path in copy.glob("*/manifest.json"):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        entry = {"status": "ok", **{k: meta[k] for k in ("hardware", "startup", "compute")}}
+        manifest.update(hardware=meta["hardware"], runs={"test": entry})
+        if path.parent.name == "lab-a-wait5":
+            manifest.update(kind="log", hardware={"declared": LONG_DECLARED},
+                            runs={"test": {"status": "ok", "hardware": {"declared": LONG_DECLARED}}})
+        path.write_text(json.dumps(manifest), encoding="utf-8")
+    yield from _serve(copy, config, root / "site")
 
 
 @pytest.fixture(scope="module")
@@ -218,5 +247,77 @@ def test_phone_width_shows_primary_columns_and_readable_plot(served: str, driver
         assert overflow <= width, f"the page is {overflow} px wide in a {width} px window"
         ARTIFACTS.mkdir(exist_ok=True)
         driver.save_screenshot(str(ARTIFACTS / "leaderboard-index-420px.png"))
+    finally:
+        driver.set_window_size(1366, 1000)
+
+
+LINES = """const r = document.createRange(); r.selectNodeContents(arguments[0]);
+const boxes = Array.from(r.getClientRects()).filter(b => b.width > 0).sort((a, b) => a.top - b.top);
+let lines = 0, bottom = -Infinity;  // a box that starts below the line so far starts a new line
+for (const b of boxes) { if (b.top >= bottom - 2) { lines += 1; } bottom = Math.max(bottom, b.bottom); }
+return lines;"""
+
+
+def test_the_ranking_fits_1400_px_with_one_line_of_hardware(served_measured: str, driver: webdriver.Chrome) -> None:
+    """At 1400 px every ranking table shows all its columns (Start-up and RTF too) without scrolling sideways, and
+    the hardware cell is one line on every row (the whole text is its tooltip)."""
+    driver.set_window_size(1400, 1000)
+    try:
+        _load(driver, served_measured, "index.html")
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        tables = driver.find_elements(By.CSS_SELECTOR, "table.ranking")
+        assert tables
+        for table in tables:
+            wrap = driver.execute_script("return [arguments[0].scrollWidth, arguments[0].parentElement.clientWidth]",
+                                         table)
+            assert wrap[0] <= wrap[1], f"the table is {wrap[0]} px wide in {wrap[1]} px"
+            heads = {th.text.split()[0]: th for th in table.find_elements(By.CSS_SELECTOR, "thead th") if th.text}
+            for name in ("Hardware", "Start-up", "RTF"):
+                rect = driver.execute_script("return arguments[0].getBoundingClientRect().toJSON()", heads[name])
+                assert rect["right"] <= width, (name, rect, width)
+            cells = table.find_elements(By.CSS_SELECTOR, "td.hw")
+            assert cells
+            for cell in cells:
+                assert driver.execute_script(LINES, cell) == 1, cell.get_attribute("title")
+        titles = [c.get_attribute("title") for c in driver.find_elements(By.CSS_SELECTOR, "td.hw")]
+        assert LONG_DECLARED in titles and any(t.startswith("AMD") or "cores" in t for t in titles)
+        startup = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "table.ranking tbody td:nth-last-child(2)")]
+        assert any(t.endswith(" s") for t in startup)  # measured start-up shown, not cut off
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "leaderboard-index-1400px.png"))
+    finally:
+        driver.set_window_size(1366, 1000)
+
+
+BOXES = """return Array.from(arguments[0].querySelectorAll(arguments[1])).map(e => {
+  const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height, e.textContent]; });"""
+
+
+def _overlap(a: list, b: list) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_every_point_of_the_plot_is_named_without_overlap(served: str, driver: webdriver.Chrome,
+                                                          fixture_results: tuple[Path, Path], width: int) -> None:
+    """Each point has a label (its system, or its submission id where the system name is shared), drawn with the
+    page's own fonts: no two labels overlap, no label covers a point, every label stays inside the plot's frame."""
+    summary = json.loads((fixture_results[0] / "summary.json").read_text(encoding="utf-8"))
+    driver.set_window_size(width, 1000)
+    try:
+        _load(driver, served, "index.html")
+        for plot in driver.find_elements(By.CSS_SELECTOR, "svg.plot"):
+            track = plot.get_attribute("id").removeprefix("plot-").removesuffix("-test")
+            labels = driver.execute_script(BOXES, plot, "text.point-label")
+            marks = driver.execute_script(BOXES, plot, "a.point circle, a.point rect")
+            frame = driver.execute_script(BOXES, plot, "rect[fill=none]")[0]
+            runs = [r for r in summary["runs"] if r["track"] == track and r["scores"]]
+            assert len(labels) == len(marks) == len(runs), track
+            names = {lab[4] for lab in labels}
+            assert {"lab-a-wait1", "lab-a-wait3", "lab-a-wait5", "offline"} <= names or track != "text-en-es"
+            for i, a in enumerate(labels):
+                assert frame[0] <= a[0] and a[2] <= frame[2] and frame[1] <= a[1] and a[3] <= frame[3], a
+                assert not any(_overlap(a, b) for b in labels[i + 1:]), (a, [b for b in labels if _overlap(a, b)])
+                assert not any(_overlap(a, m) for m in marks), a
     finally:
         driver.set_window_size(1366, 1000)

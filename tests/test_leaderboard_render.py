@@ -96,6 +96,9 @@ def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path
         links = re.findall(r'<a href="runs/([^/]+)/index.html" class="team">', table)
         assert links == [r.slug for r in reg.runs]
     assert "build error" in section and "COPY failed" in section  # the failed run, with its reason
+    # nested bounds (no min_latency): the board says so, with its regimes
+    assert ("A submission competes in every regime whose bound its LAAL stays under (low: LAAL ≤ 3; high: LAAL ≤ 6)."
+            in " ".join(section.split()))
 
 
 def test_downloads_per_track_match_the_scores(site: Path, fixture_results: tuple[Path, Path]) -> None:
@@ -288,3 +291,32 @@ def test_a_degenerate_policy_gets_a_warning_badge_and_a_diagnostics_row(tmp_path
     page = (runs / "gamer-test" / "index.html").read_text(encoding="utf-8")
     assert 'class="badge b-degenerate"' in page and "47.5" in page
     assert "b-degenerate" not in (runs / "honest-test" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_speech_timeline_covers_words_written_at_the_end_and_computation_aware_times_beyond_it() -> None:
+    """The case of issue 32: a 2.83 s recording, twelve words all written at its end, computation-aware times up to
+    3957 ms. The slider reaches them, every dot lies inside the frame, the dashed line ends at 3957 ms."""
+    from leaderboard import views
+    from leaderboard.plots import timeline_svg
+
+    words = "uno dos tres cuatro cinco seis siete ocho nueve diez once doce".split()
+    elapsed = [2834.6 + (3957.0 - 2834.6) * (i + 1) / len(words) for i in range(len(words))]
+    record = {"index": 0, "source": ["talk.wav"], "source_length": 2834.6, "prediction": " ".join(words),
+              "delays": [2834.6] * len(words), "elapsed": elapsed, "latency_unit": "ms", "status": "ok"}
+    view = views.timeline(record, "ms", True)
+    assert view["slider_max"] >= 2834.6 and views.slider_data(view)["sliderMax"] == view["slider_max"]
+    svg = timeline_svg(view)
+    frame = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="none"[^>]*'
+                      r'class="frame"', svg)
+    assert frame
+    x0, y0, w, h = map(float, frame.groups())
+    found = re.findall(r'<circle cx="([-\d.]+)" cy="([-\d.]+)"[^>]*class="write"', svg)
+    dots = [(float(x), float(y)) for x, y in found]
+    assert len(dots) == len(words)
+    assert all(x0 <= x <= x0 + w and y0 <= y <= y0 + h for x, y in dots), dots
+    data = dict(re.findall(r'data-(x0|x1|max)="([\d.]+)"', svg))
+    last_ca = float(data["x0"]) + (float(data["x1"]) - float(data["x0"])) * 3957.0 / float(data["max"])
+    path = re.search(r'<path d="([^"]+)"[^>]*class="elapsed"', svg)
+    assert path and float(data["max"]) >= 3957.0
+    assert max(float(v) for v in re.findall(r"H([\d.]+)", path.group(1))) == pytest.approx(last_ca, abs=0.01)
+    assert last_ca <= x0 + w

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.text_task import REFS, SOURCES, make_text_task
+from tests.viewer_support import start_view
 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -52,23 +52,6 @@ class Gated(TextAgent):
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, limit_s: float = 60) -> None:
-    end = time.monotonic() + limit_s
-    while time.monotonic() < end:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"{url} never answered")
-
-
 @pytest.fixture
 def driver(chromium: tuple[Path, Path], tmp_path: Path) -> Iterator[object]:
     binary, chromedriver = chromium
@@ -80,15 +63,6 @@ def driver(chromium: tuple[Path, Path], tmp_path: Path) -> Iterator[object]:
     drv.set_page_load_timeout(30)
     yield drv
     drv.quit()
-
-
-def _view(path: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "view", str(path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    _wait_http(url)
-    return proc, url
 
 
 def test_a_run_in_progress_shows_its_instances_as_they_land(driver, tmp_path: Path) -> None:
@@ -107,7 +81,7 @@ def test_a_run_in_progress_shows_its_instances_as_they_land(driver, tmp_path: Pa
         while not (log.exists() and log.read_text().count("\n") >= 1):
             assert run.poll() is None and time.monotonic() < end, "the first instance never landed"
             time.sleep(0.05)
-        viewer, url = _view(run_dir)
+        viewer, url = start_view(run_dir)
         try:
             driver.get(url)
             state = driver.find_element(By.ID, "run-state").text
@@ -143,7 +117,7 @@ def test_it_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "harness", "run", "--config", str(cfg), "--dataset", "dev", "--agent",
                     str(Path(__file__).parent / "agents" / "echo_text.py"), "--output", str(run_dir)],
                    check=True, capture_output=True, timeout=120)
-    viewer, url = _view(run_dir)
+    viewer, url = start_view(run_dir)
     try:
         port = int(url.rsplit(":", 1)[1].strip("/"))
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
@@ -159,7 +133,7 @@ def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: 
     from leaderboard.live import RECHECK_S, ResultsSite
 
     example = Path(__file__).resolve().parent.parent / "examples" / "runs" / "udhr-dev-waitk3"
-    viewer, url = _view(example)  # written by SimulEval 1.1.4
+    viewer, url = start_view(example)  # written by SimulEval 1.1.4
     try:
         page = urllib.request.urlopen(url, timeout=10).read().decode()
         assert page.count('class="instance"') == 40 and "finished" in page
@@ -176,7 +150,7 @@ def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: 
     time.sleep(RECHECK_S)
     os.utime(summary)
     assert site.current() != first and site.renders == 2  # the results changed: rendered once more
-    viewer, url = _view(results)
+    viewer, url = start_view(results)
     try:
         assert "All submissions" in urllib.request.urlopen(url, timeout=60).read().decode()
     finally:
@@ -195,7 +169,7 @@ def test_a_scored_run_is_drawn_by_the_leaderboards_own_pages(driver, tmp_path: P
     subprocess.run([sys.executable, "-m", "harness", "score", str(run_dir)], check=True, capture_output=True,
                    timeout=120)
     scores = {r["index"]: r for r in map(json.loads, (run_dir / "instance_scores.jsonl").read_text().splitlines())}
-    viewer, url = _view(run_dir)
+    viewer, url = start_view(run_dir)
     try:
         driver.get(url)
         assert driver.find_element(By.ID, "run-state").text.startswith("finished")

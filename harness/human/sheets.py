@@ -9,9 +9,10 @@ track, dataset, index) goes to RESULTS/human/key.json, apart from the sheet.
 
 `import_ratings` reads the sheet back with its score column filled (the rater named by `--rater` or a rater
 column), or plain `rater,item,score` rows; rows left without a score are skipped; every other row is checked
-(unknown item, score not an integer 1–5, a rater rating an item twice, here or in an earlier import) and the first
-bad row stops the import with one line naming the file and the row. Accepted ratings are appended to
-RESULTS/human/ratings.jsonl, then the summary is written anew from all of them.
+(unknown item, score not an integer 1–5, a rater rating an item twice with different scores, here or in an earlier
+import) and the first bad row stops the import with one line naming the file and the row. A row an earlier import
+took with the same score is skipped, so a sheet can be imported again as its rater fills it. Accepted ratings are
+appended to RESULTS/human/ratings.jsonl, then the summary is written anew from all of them.
 """
 
 from __future__ import annotations
@@ -61,22 +62,31 @@ def _write_json(path: Path, obj: Any) -> None:
     write_json(path, obj, ensure_ascii=False, mkdir=True)
 
 
-def sample_sheet(results: Path, per_system: int, seed: int, output: Path, primary_only: bool = False
-                 ) -> tuple[int, int]:
-    """Write the blind sheet to `output` and its key to RESULTS/human/key.json; (items, systems)."""
+def _boards(results: Path, primary_only: bool) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The scored runs by board (track, dataset)."""
+    boards: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in _runs(results, primary_only):
+        boards.setdefault((str(run.get("track")), str(run["dataset"])), []).append(run)
+    return boards
+
+
+def sample_sheet(results: Path, per_system: int, seed: int, output: Path, primary_only: bool = False,
+                 notes: list[str] | None = None) -> tuple[int, int]:
+    """Write the blind sheet to `output` and its key to RESULTS/human/key.json; (items, systems). A board with
+    fewer common instances than `per_system` gives all it has, and says so in `notes`."""
     human = layout.ResultsDir(results).human
     if human.key.exists():
         raise HarnessError(f"{human.key}: a sheet was sampled already (its ratings would lose their key); "
                            "move the human/ folder away to sample anew")
     rng = random.Random(seed)
-    boards: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for run in _runs(results, primary_only):
-        boards.setdefault((str(run.get("track")), str(run["dataset"])), []).append(run)
     rows, key = [], {}
     systems = 0
-    for (track, dataset), runs in sorted(boards.items()):
+    for (track, dataset), runs in sorted(_boards(results, primary_only).items()):
         logs = {r["submission"]: _records(results, r) for r in runs}
         common = sorted(set.intersection(*(set(v) for v in logs.values())))
+        if per_system > len(common) and notes is not None:
+            notes.append(f"--per-system {per_system} is more than the {len(common)} instance(s) of {track} "
+                         f"({dataset}) that all its {len(runs)} system(s) decoded: sampled all {len(common)}")
         chosen = sorted(rng.sample(common, min(per_system, len(common))))
         systems += len(runs)
         for sub, recs in sorted(logs.items()):
@@ -115,9 +125,10 @@ def _existing(results: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _rating(row: dict[str, Any], where: str, rater: str | None, key: dict[str, Any], seen: set[tuple[str, str]]
-            ) -> dict[str, Any] | None:
-    """One sheet row as a rating (None: not rated yet); a HarnessError naming the row when it is wrong."""
+def _rating(row: dict[str, Any], where: str, rater: str | None, key: dict[str, Any],
+            seen: dict[tuple[str, str], int]) -> dict[str, Any] | None:
+    """One sheet row as a rating (None: not rated yet); a HarnessError naming the row when it is wrong, or when
+    its rater rated its item already with another score (`seen`: the scores already taken)."""
     who = (row.get("rater") or "").strip() or (rater or "").strip()
     item, raw = (row.get("item") or "").strip(), row.get("score")
     if not str(raw or "").strip():
@@ -132,21 +143,17 @@ def _rating(row: dict[str, Any], where: str, rater: str | None, key: dict[str, A
         raise HarnessError(f"{where}: score {raw!r} is not an integer from 1 to 5") from None
     if score not in SCORES:
         raise HarnessError(f"{where}: score {score} is out of range (1 to 5)")
-    if (who, item) in seen:
-        raise HarnessError(f"{where}: rater {who!r} already rated item {item!r}")
+    if (who, item) in seen and seen[(who, item)] != score:
+        raise HarnessError(f"{where}: rater {who!r} already rated item {item!r} with {seen[(who, item)]}, not "
+                           f"{score} (a rating is never rewritten)")
     return {"rater": who, "item": item, "score": score}
 
 
-def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -> dict[str, Any]:
-    """Validate and add the ratings of `ratings_csv`; the new summary.
-
-    The file is either the sheet `sample_sheet` wrote with its score column filled (its other columns are left
-    alone; the rater is `rater`, or a rater column added to it) or plain `rater,item,score` rows. Rows whose score
-    is blank were not rated and are skipped (counted in the summary's `skipped`)."""
-    key = _read_key(results)
-    seen = {(r["rater"], r["item"]) for r in _existing(results)}
+def _read_sheet(ratings_csv: Path, rater: str | None, key: dict[str, Any], seen: dict[tuple[str, str], int]
+                ) -> tuple[list[dict[str, Any]], int, int]:
+    """The new ratings of a sheet, the rows without a score and the rows taken already with the same score."""
     new: list[dict[str, Any]] = []
-    skipped = 0
+    skipped = again = 0
     try:
         f = ratings_csv.open(encoding="utf-8", newline="")
     except OSError as exc:
@@ -164,10 +171,25 @@ def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -
             rating = _rating(row, f"{ratings_csv}: row {n}", rater, key, seen)
             if rating is None:
                 skipped += 1
-                continue
-            seen.add((rating["rater"], rating["item"]))
-            new.append(rating)
-    if not new and skipped:
+            elif (rating["rater"], rating["item"]) in seen:
+                again += 1
+            else:
+                seen[(rating["rater"], rating["item"])] = rating["score"]
+                new.append(rating)
+    return new, skipped, again
+
+
+def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -> dict[str, Any]:
+    """Validate and add the ratings of `ratings_csv`; the new summary.
+
+    The file is either the sheet `sample_sheet` wrote with its score column filled (its other columns are left
+    alone; the rater is `rater`, or a rater column added to it) or plain `rater,item,score` rows. Rows whose score
+    is blank were not rated and are skipped (counted in the summary's `skipped`); rows taken before with the same
+    score are skipped too (`already`), so a sheet is imported again as its rater goes on filling it."""
+    key = _read_key(results)
+    seen = {(r["rater"], r["item"]): int(r["score"]) for r in _existing(results)}
+    new, skipped, again = _read_sheet(ratings_csv, rater, key, seen)
+    if not new and not again and skipped:
         raise HarnessError(f"{ratings_csv}: no row has a score yet (fill the score column with 1 to 5)")
     path = layout.ResultsDir(results).human.ratings
     with path.open("a", encoding="utf-8") as out:
@@ -176,6 +198,7 @@ def import_ratings(results: Path, ratings_csv: Path, rater: str | None = None) -
     summary = summarize(results)
     summary["imported"] = len(new)
     summary["skipped"] = skipped
+    summary["already"] = again
     return summary
 
 

@@ -82,7 +82,6 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
     the agent's first request) and the compute time over the source (`harness.run.compute`).
     """
     from harness.run.failures import classify_run
-    from harness.scoring import write_scores
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite,
                                  system=system)
@@ -113,6 +112,16 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
         _record_compute(evaluation, records, compute.process_started_at() if started_at is None else started_at)
     finally:
         evaluation.close()
+    return summary, _score(evaluation)
+
+
+def _score(evaluation: Evaluation) -> Path:
+    """Score the run's log into scores.json and instance_scores.jsonl (what `harness view` and the leaderboard's
+    instance pages show per instance), as `harness score` does; the path of scores.json."""
+    from harness.scoring import score_log, write_instance_scores, write_scores
     from harness.scoring.options import track_scoring_options
 
-    return summary, write_scores(evaluation.writer.path, options=track_scoring_options(evaluation.track))
+    scores, rows = score_log(evaluation.writer.path, track_scoring_options(evaluation.track))
+    target = write_scores(evaluation.writer.path, scores)
+    write_instance_scores(target.parent, rows)
+    return target
