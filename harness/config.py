@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.fields import not_one_of, unknown_field
+from harness.fields import not_one_of, unknown_fields
 from harness.metric_registry import (
     ALL_LATENCY_METRICS,
     LATENCY_METRICS,
@@ -243,13 +243,13 @@ class _Reader:
         self.problems.append(str(exc))
 
     def mapping(self, value: Any, where: str, known: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """`value` as a mapping; with `known`, an error for the first key not in it (with a did-you-mean)."""
+        """`value` as a mapping; with `known`, an error for a key not in it (with a did-you-mean): the first raised,
+        or each noted when collecting."""
         if not isinstance(value, dict):
             raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        bad = unknown_field(value, known) if known is not None else None
-        if bad is not None:
-            key, message = bad
-            raise self.fail(f"{where}.{key}" if where != "top level" else key, message)
+        for key, message in unknown_fields(value, known) if known is not None else []:
+            # collecting: each unknown key is one line and the rest of the mapping is still read
+            self.collect(self.fail(f"{where}.{key}" if where != "top level" else key, message))
         return value
 
     def get(self, m: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
