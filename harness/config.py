@@ -130,6 +130,10 @@ class Track:
         """Whether the source is audio (the one place that asks "is this speech?")."""
         return self.modality == "speech"
 
+    def regime_for(self, latency: float) -> Regime | None:
+        """The regime a primary latency competes in (the tightest that holds it), or None when none does."""
+        return next((g for g in sorted(self.regimes, key=lambda g: g.max_latency) if g.holds(latency)), None)
+
     def dataset(self, name: str) -> Dataset:
         """The dataset called `name`, or a ConfigError listing the ones that exist."""
         if name not in self.datasets:
