@@ -1,6 +1,7 @@
 """`harness score` never replaces what another log's scoring wrote (issue 32, item 2): several logs of one folder,
 in one command or in several, each get their own scores named after the log; a run folder's instances.log and a
-log scored alone keep today's scores.json."""
+log scored alone keep today's scores.json. And a short-form METEOR scored with no known target language says so
+(item 6), as the long-form path does."""
 
 from __future__ import annotations
 
@@ -79,3 +80,17 @@ def test_a_foreign_log_in_a_run_folder_leaves_the_runs_scores(tmp_path: Path) ->
     assert other.returncode == 0, other.stderr
     assert other.stdout.rstrip().endswith(f"wrote {run / 'B.scores.json'}")
     assert (run / "scores.json").read_bytes() == kept
+
+
+def test_meteor_without_a_target_language_warns(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE, run)
+    unknown = harness("score", str(run), "--metrics", "METEOR", "--bootstrap", "20", "--no-write")
+    assert unknown.returncode == 0, unknown.stderr
+    assert (f"warning: {run}: no target language known: METEOR used its English stemmer and synonyms; pass "
+            "--target-lang") in unknown.stderr
+    known = harness("score", str(run), "--metrics", "METEOR", "--bootstrap", "20", "--no-write",
+                    "--target-lang", "es")
+    assert known.returncode == 0 and "warning" not in known.stderr, known.stderr
+    plain = harness("score", str(run), "--bootstrap", "20", "--no-write")  # no METEOR: nothing to warn about
+    assert "warning" not in plain.stderr, plain.stderr

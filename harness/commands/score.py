@@ -242,7 +242,8 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
 
 
 def warnings(scores: dict[str, Any]) -> list[str]:
-    """What a reader of the scores must know: output that the official long-form latency leaves out."""
+    """What a reader of the scores must know: output that the official long-form latency leaves out, and scores
+    computed without knowing the target language (long-form resegmentation, METEOR)."""
     counts = scores.get("counts") or {}
     info = scores.get("info") or {}
     out = []
@@ -254,6 +255,9 @@ def warnings(scores: dict[str, Any]) -> list[str]:
     if info.get("segmentation") == "longform" and not info.get("target_lang"):
         out.append("no target language known: SoftSegmenter split no words (OmniSTEval without --lang); "
                    "pass --target-lang to score as IWSLT does")
+    elif "METEOR" in scores and "target_lang" in info and not info["target_lang"]:
+        out.append("no target language known: METEOR used its English stemmer and synonyms; pass --target-lang "
+                   "(the run's target language) to score it in that language")
     return out
 
 
