@@ -154,3 +154,18 @@ def test_check_prints_the_dev_latency_and_the_regime(tmp_path: Path) -> None:
     slow = _submission(tmp_path, _chunks(2.0), name="slow")
     done = harness("check", str(slow), "--config", str(cfg), "--no-docker")
     assert "competes in regime 'high' (LongYAAL <= 4000)" in done.stdout, done.stdout
+
+
+def test_a_recording_the_segmentation_lacks_is_named_by_its_line(tmp_path: Path) -> None:
+    cfg = _task(tmp_path)
+    lines = _chunks(0.5)
+    lines += [{"id": 1, "metadata": {"wav_name": "other.wav"}},
+              {"id": 1, "total_audio_processed": 1.0, "computation_time": 0.05, "generated_tokens": ["x"],
+               "deleted_tokens": []}]
+    sub = _submission(tmp_path, lines)
+    done = harness("check", str(sub), "--config", str(cfg), "--no-docker")
+    assert done.returncode == EXIT_FAILED, done.stdout + done.stderr
+    errors = [e for e in done.stdout.splitlines() if e.startswith("error: ")]
+    assert errors == [f"error: {sub.resolve() / 'submission.yaml'}: logs.dev: {sub.resolve() / 'dev.jsonl'}: line "
+                      f"{len(lines) - 1}: recording other.wav: not a recording of dataset 'dev' (its segmentation "
+                      "has: talk.wav)"], done.stdout

@@ -47,23 +47,49 @@ def same_source(given: Any, expected: Any) -> bool:
     return isinstance(given, str) and given.split() == str(expected).split()
 
 
-def log_problems(log: Path, track: Track, ds: Dataset, lengths: dict[str, float] | None = None) -> list[str]:
+def log_problems(log: Path, track: Track, ds: Dataset, wanted: Sequence[str] = ()) -> list[str]:
     """Every problem of `log` as a log of dataset `ds`, one line each (`LOG: line N: recording R: problem`);
-    `lengths` ({recording stem: audio ms}) saves reading the dataset's audio again."""
+    `wanted`: the recordings a long-form log must name, each once (its segmentation's)."""
     lines = _json_lines(log)
     if lines is None:
         return []
     if track.is_longform:
-        lengths = _recording_lengths(ds) if lengths is None else lengths
-        if is_simulstream_log(log):
-            found = _simulstream(lines, lengths)
-        else:
-            found = _jsonl(lines, lengths, track.latency_unit)
+        lengths = _recording_lengths(ds)
+        simulstream = is_simulstream_log(log)
+        found = _names(lines, wanted, simulstream, ds.name) if wanted else []
+        found += _simulstream(lines, lengths) if simulstream else _jsonl(lines, lengths, track.latency_unit)
     else:
         found = _shortform(lines, track, ds)
     out = [f"{log}: {line}" for line in found[:MAX_LINES]]
     if len(found) > MAX_LINES:
         out.append(f"{log}: and {len(found) - MAX_LINES} more problems")
+    return out
+
+
+def _names(lines: list[tuple[int, dict[str, Any]]], wanted: Sequence[str], simulstream: bool, dataset: str
+           ) -> list[str]:
+    """A line for each recording the log names that its dataset has not (or names twice), and for each of the
+    dataset's recordings that it never names (matched by file stem, as the reader matches them)."""
+    out, seen = [], set()
+    stems = {Path(w).stem for w in wanted}
+    for n, obj in lines:
+        if simulstream:
+            meta = obj.get("metadata")
+            name = meta.get("wav_name") if isinstance(meta, dict) else None
+        else:
+            source = obj.get("source")
+            name = source[0] if isinstance(source, list) and source else source
+        if not isinstance(name, str):
+            continue
+        stem = Path(name).stem
+        if stem not in stems:
+            out.append(f"line {n}: recording {name}: not a recording of dataset {dataset!r} (its segmentation has: "
+                       f"{', '.join(wanted)[:200]})")
+        elif stem in seen:
+            out.append(f"line {n}: recording {name}: named a second time")
+        seen.add(stem)
+    out += [f"recording {w} of dataset {dataset!r}: no line of the log names it" for w in wanted
+            if Path(w).stem not in seen]
     return out
 
 

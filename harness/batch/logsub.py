@@ -66,12 +66,14 @@ def _longform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
     if not given:
         raise HarnessError("names no recording")
     wanted = sorted({Path(wav).name for wav, _, _ in read_segmentation(ds.segmentation)})
-    if sorted({Path(n).stem for n in given}) != sorted({Path(n).stem for n in wanted}):
-        raise HarnessError(f"its recordings ({', '.join(given)[:200]}) are not dataset {ds.name!r}'s "
-                           f"({', '.join(wanted)[:200]}): a log of other recordings?")
-    problems = log_problems(log, track, ds)
+    other = f"its recordings ({', '.join(given)[:200]}) are not dataset {ds.name!r}'s ({', '.join(wanted)[:200]})"
+    if not {Path(n).stem for n in given} & {Path(n).stem for n in wanted}:
+        raise HarnessError(f"{other}: a log of other recordings?")
+    problems = log_problems(log, track, ds, wanted=wanted)
     if problems:
         raise LogProblems(problems)
+    if sorted({Path(n).stem for n in given}) != sorted({Path(n).stem for n in wanted}):
+        raise HarnessError(other)
     records = attach_segmentation(records, ds.segmentation, ds.references, ds.transcripts, track.resegmentation)
     for rec in records:
         rec["longform"]["target_lang"] = track.target_lang
