@@ -169,3 +169,21 @@ def test_a_recording_the_segmentation_lacks_is_named_by_its_line(tmp_path: Path)
     assert errors == [f"error: {sub.resolve() / 'submission.yaml'}: logs.dev: {sub.resolve() / 'dev.jsonl'}: line "
                       f"{len(lines) - 1}: recording other.wav: not a recording of dataset 'dev' (its segmentation "
                       "has: talk.wav)"], done.stdout
+
+
+def test_check_warns_when_the_dataset_that_decides_regimes_has_no_log(tmp_path: Path) -> None:
+    cfg = _task(tmp_path)
+    text = cfg.read_text(encoding="utf-8").replace("datasets: {dev: {source: dev.list, segmentation: dev.yaml, "
+                                                   "references: {orig: dev.es}}}",
+                                                   "datasets: {dev: {source: dev.list, segmentation: dev.yaml, "
+                                                   "references: {orig: dev.es}}, test: {source: dev.list, "
+                                                   "segmentation: dev.yaml, references: {orig: dev.es}}}")
+    cfg.write_text(text, encoding="utf-8")
+    sub = _submission(tmp_path, _chunks(0.5))
+    (sub / "submission.yaml").write_text("team: t\nsystem: s\ntrack: lf\nlogs: {test: dev.jsonl}\n"
+                                         "hardware: 1 CPU core\n", encoding="utf-8")
+    done = harness("check", str(sub), "--config", str(cfg), "--no-docker")
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    assert (f"warning: {sub.resolve() / 'submission.yaml'}: logs: no dev log: its regime cannot be decided and it "
+            "is not ranked (track 'lf' decides regimes by the LongYAAL of the dev run)") in done.stdout
+    assert "competes in regime" not in done.stdout

@@ -67,12 +67,16 @@ def _check_logs(report: Any, config: Any) -> None:
     from harness.batch.logcheck import LogProblems
     from harness.batch.logsub import log_format, log_records, unknown_dataset
     from harness.errors import HarnessError
-    from harness.images.checks import ERROR, OK
+    from harness.images.checks import ERROR, OK, WARNING
 
     sub = report.submission
     if sub.track not in [t.name for t in config.tracks]:
         return
     track = config.track(sub.track)
+    if track.regime_from is not None and track.regime_from not in sub.logs:
+        report.add(WARNING, f"{sub.yaml_path}: logs: no {track.regime_from} log: its regime cannot be decided and "
+                            f"it is not ranked (track {track.name!r} decides regimes by the {track.primary_latency} "
+                            f"of the {track.regime_from} run)")
     for name, log in sub.logs.items():
         where = f"{sub.yaml_path}: logs.{name}"
         if (problem := unknown_dataset(name, track)) is not None:

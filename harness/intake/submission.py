@@ -215,8 +215,8 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
         if raw.get(key) is not None:
             take(lambda key=key: _raise(fail(key, "a log submission (logs:) has no image: leave out build, command, "
                                                   "interface and prepare")))
-    hardware = text("hardware", required=False)
-    if raw.get("hardware") in (None, ""):
+    hardware, given = text("hardware", required=False), raw.get("hardware")
+    if given is None or (isinstance(given, str) and not given.strip()):  # (a wrong one is text's to name)
         take(lambda: _raise(fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, '
                                              '64 GB RAM")')))
     return Submission(path=folder, id=folder.name, team=text("team", pattern=_NAME),
