@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.fields import not_one_of, unknown_field
+from harness.fields import not_one_of, unknown_fields
 from harness.metric_registry import (
     ALL_LATENCY_METRICS,
     LATENCY_METRICS,
@@ -130,6 +130,10 @@ class Track:
         """Whether the source is audio (the one place that asks "is this speech?")."""
         return self.modality == "speech"
 
+    def regime_for(self, latency: float) -> Regime | None:
+        """The regime a primary latency competes in (the tightest that holds it), or None when none does."""
+        return next((g for g in sorted(self.regimes, key=lambda g: g.max_latency) if g.holds(latency)), None)
+
     def dataset(self, name: str) -> Dataset:
         """The dataset called `name`, or a ConfigError listing the ones that exist."""
         if name not in self.datasets:
@@ -243,13 +247,13 @@ class _Reader:
         self.problems.append(str(exc))
 
     def mapping(self, value: Any, where: str, known: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """`value` as a mapping; with `known`, an error for the first key not in it (with a did-you-mean)."""
+        """`value` as a mapping; with `known`, an error for a key not in it (with a did-you-mean): the first raised,
+        or each noted when collecting."""
         if not isinstance(value, dict):
             raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        bad = unknown_field(value, known) if known is not None else None
-        if bad is not None:
-            key, message = bad
-            raise self.fail(f"{where}.{key}" if where != "top level" else key, message)
+        for key, message in unknown_fields(value, known) if known is not None else []:
+            # collecting: each unknown key is one line and the rest of the mapping is still read
+            self.collect(self.fail(f"{where}.{key}" if where != "top level" else key, message))
         return value
 
     def get(self, m: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
@@ -583,18 +587,52 @@ def _collected(r: _Reader, read: Any, default: Any) -> Any:
         return default
 
 
+@dataclass(frozen=True)
+class DataFile:
+    """One file a run of a dataset reads: a field of the config (`key`: `source`, `references.orig`,
+    `segmentation`, `transcripts`, `source_text`, `context`), or a file one of those lists names (`kind` `audio`:
+    a recording of a speech list; `document`: a context document). `label` names it in messages."""
+
+    label: str
+    path: Path
+    kind: str = "field"  # field | audio | document
+    key: str | None = None  # the dataset's field (`references.orig`) for a file the config names
+
+
+def _listed(list_file: Path) -> list[Path]:
+    """The files a list file names, one path a line (blank lines skipped), relative to the list unless absolute;
+    none when the list cannot be read (its own check reports that)."""
+    try:
+        lines = list_file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [(list_file.parent / line.strip()).resolve() for line in lines if line.strip()]
+
+
+def data_files(ds: Dataset, speech: bool) -> list[DataFile]:
+    """Every file a run of `ds` reads, in one place (the resume key, the run's identity, the server's read-only
+    mounts and the checks of missing files all take it from here): the config's fields (source, reference sets,
+    segmentation, transcripts, source_text, context list), the documents the context list names and, for a speech
+    track, every recording its list names."""
+    out = [DataFile("source", ds.source, key="source")]
+    out += [DataFile(f"reference {k}", v, key=f"references.{k}") for k, v in ds.references.items()]
+    for key, label in (("segmentation", "segmentation"), ("transcripts", "transcripts"),
+                       ("source_text", "source text"), ("context", "context list")):
+        path = getattr(ds, key)
+        if path is not None:
+            out.append(DataFile(label, path, key=key))
+    if ds.context is not None:
+        out += [DataFile(f"context document {doc.name}", doc, "document") for doc in _listed(ds.context)]
+    if speech:
+        out += [DataFile(f"recording {wav}", wav, "audio") for wav in _listed(ds.source)]
+    return out
+
+
 def dataset_files(track: Track, name: str) -> list[tuple[str, Path]]:
-    """(field, path) of every file of one dataset of `track` (`datasets.dev.source`, `datasets.dev.references.orig`,
-    ...), relative to the track."""
-    ds = track.dataset(name)
-    where = f"datasets.{name}"
-    files = [(f"{where}.source", ds.source)]
-    files += [(f"{where}.references.{k}", v) for k, v in ds.references.items()]
-    files += [(f"{where}.{key}", path) for key, path in
-              (("segmentation", ds.segmentation), ("transcripts", ds.transcripts), ("source_text", ds.source_text),
-               ("context", ds.context))
-              if path is not None]
-    return files
+    """(field, path) of every file the config names for one dataset of `track` (`datasets.dev.source`,
+    `datasets.dev.references.orig`, ...), relative to the track."""
+    return [(f"datasets.{name}.{f.key}", f.path) for f in data_files(track.dataset(name), False)
+            if f.key is not None]
 
 
 def require_dataset_files(config: TaskConfig, track: Track, name: str) -> None:

@@ -24,7 +24,12 @@ class LogFormatError(HarnessError):
 
 
 class SubmissionError(HarnessError):
-    """A submission folder is invalid: message names the file and the field."""
+    """A submission folder is invalid: message names the file and the field (the first problem); `problems` holds
+    every problem found, one line each (`harness check` prints them all)."""
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems or (message,)
 
 
 class MetricSetupError(HarnessError):

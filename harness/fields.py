@@ -49,3 +49,9 @@ def unknown_field(mapping: Mapping[Any, Any], known: Iterable[str]) -> tuple[str
             return name, f"unknown field; did you mean {guess!r}?"
         return name, f"unknown field (known: {', '.join(known)})"
     return None
+
+
+def unknown_fields(mapping: Mapping[Any, Any], known: Iterable[str]) -> list[tuple[str, str]]:
+    """(key, message) of every key of `mapping` not in `known`, in its order (as `unknown_field`)."""
+    known = tuple(known)
+    return [bad for key in mapping if key not in known and (bad := unknown_field({key: None}, known)) is not None]

@@ -17,19 +17,24 @@ TRACK = "longform-en-es"
 def simulstream_log(dataset: str, path: Path, lag_ms: float, *, words_from: str = "es",
                     computation_s: float = 0.05, drop_every: int = 0) -> Path:
     """A SimulStream metrics log for data/longform/DATASET: one chunk per word, `lag_ms` after its share of the
-    sentence is spoken; `drop_every` n > 0 leaves out every n-th word (a lower quality)."""
+    sentence is spoken (at most at the end of its audio); `drop_every` n > 0 leaves out every n-th word (a lower
+    quality)."""
+    import soundfile
+
     seg = yaml.safe_load((ROOT / "data" / "longform" / f"{dataset}.yaml").read_text(encoding="utf-8"))
     lines = (ROOT / "data" / "longform" / f"{dataset}.{words_from}").read_text(encoding="utf-8").splitlines()
     wavs = list(dict.fromkeys(entry["wav"] for entry in seg))
     out = []
     for i, wav in enumerate(wavs):
         out.append({"id": i, "metadata": {"wav_name": wav}})
+        end = soundfile.info(str(ROOT / "data" / "longform" / "talks" / wav)).duration
         for entry, text in zip(seg, lines, strict=True):
             if entry["wav"] != wav:
                 continue
             words = [w for n, w in enumerate(text.split(), 1) if not drop_every or n % drop_every]
             for k, word in enumerate(words):
                 at = entry["offset"] + entry["duration"] * (k + 1) / len(words) + lag_ms / 1000.0
+                at = min(at, end)  # no system has processed more audio than its recording holds
                 out.append({"id": i, "total_audio_processed": round(at, 3), "computation_time": computation_s,
                             "generated_tokens": [word], "deleted_tokens": []})
     path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in out), encoding="utf-8")

@@ -305,7 +305,7 @@ def summary_score(summary: dict, submission: str, key: str) -> float:
      '"computation_time": 0.1, "generated_tokens": ["a"], "deleted_tokens": []}\n',
      "a field of the wrong type (could not convert string to float: 'x')"),
     ('{"source": ["udhr-talk.wav"], "prediction": "a b", "delays": [5000, 1000]}\n',
-     "recording udhr-talk.wav: delays decrease at position 1 (5000 -> 1000)"),
+     "line 1: recording udhr-talk.wav: delays decrease at position 1 (5000 -> 1000)"),
 ])
 def test_a_malformed_log_is_one_line_naming_it(tmp_path, text, problem) -> None:
     from harness.batch.logsub import log_records

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from harness.baselines.apertium import Apertium
+from harness.data.speech import audio_duration_ms, read_audio_list
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -32,18 +33,21 @@ COMPUTATION_S = 0.08
 
 def simulstream_log(data: Path, split: str, lag_s: float, mt: Apertium) -> str:
     """The SimulStream log of one set: the translation of each transcript sentence, word k of n written when
-    k/n of the sentence has been spoken, plus `lag_s`."""
+    k/n of the sentence has been spoken, plus `lag_s` (at most the end of the recording: no system has processed
+    more audio than there is, and `harness check` refuses a log that says so)."""
     seg = yaml.safe_load((data / f"{split}.yaml").read_text(encoding="utf-8"))
     sentences = (data / f"{split}.src.en").read_text(encoding="utf-8").splitlines()
+    audio = {p.name: p for p in read_audio_list(data / f"{split}.list")}
     lines = []
     for i, wav in enumerate(dict.fromkeys(entry["wav"] for entry in seg)):
         lines.append({"id": i, "metadata": {"wav_name": wav}})
+        end = audio_duration_ms(audio[wav]) / 1000.0
         for entry, english in zip(seg, sentences, strict=True):
             if entry["wav"] != wav:
                 continue
             words = mt.translate(english).split()
             for k, word in enumerate(words):
-                at = entry["offset"] + entry["duration"] * (k + 1) / len(words) + lag_s
+                at = min(entry["offset"] + entry["duration"] * (k + 1) / len(words) + lag_s, end)
                 lines.append({"id": i, "total_audio_processed": round(at, 3), "computation_time": COMPUTATION_S,
                               "generated_tokens": [word], "deleted_tokens": []})
     return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines)

@@ -4,7 +4,8 @@ Long-form tracks read a SimulStream metrics log (preferred) or a SimulEval/OmniS
 (`harness.interop`), with the dataset's reference segmentation attached: a log for other recordings, or that
 lacks one of the dataset's, is refused. Short-form tracks read a SimulEval instances.log: one line per instance
 of the dataset, in its order, each naming the dataset's source (text) or audio file (speech); the references
-scored against are the dataset's, never the log's. Every problem is one line naming the log.
+scored against are the dataset's, never the log's. Every problem is one line naming the log; the delays and times
+of a log of the dataset's recordings are checked first, every problem at once (`harness.batch.logcheck`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.batch.logcheck import LogProblems, log_problems, same_source
 from harness.config import Dataset, Track
 from harness.errors import HarnessError
 from harness.runlog import LogWriter, read_instances, validate_record
@@ -41,6 +43,9 @@ def log_records(log: Path, track: Track, ds: Dataset, where: str) -> list[dict[s
     """The harness records of `log` on dataset `ds`; a HarnessError `WHERE: LOG: problem` otherwise."""
     try:
         records = _longform(log, track, ds) if track.is_longform else _shortform(log, track, ds)
+    except LogProblems as exc:
+        lines = [f"{where}: {log}: {line.removeprefix(f'{log}: ')}" for line in exc.problems]
+        raise LogProblems(lines, hint="; `harness check SUBMISSION --config CONFIG` lists them") from None
     except HarnessError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise HarnessError(f"{where}: {log}: {message.removeprefix(f'{log}: ')}") from None
@@ -61,9 +66,14 @@ def _longform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
     if not given:
         raise HarnessError("names no recording")
     wanted = sorted({Path(wav).name for wav, _, _ in read_segmentation(ds.segmentation)})
+    other = f"its recordings ({', '.join(given)[:200]}) are not dataset {ds.name!r}'s ({', '.join(wanted)[:200]})"
+    if not {Path(n).stem for n in given} & {Path(n).stem for n in wanted}:
+        raise HarnessError(f"{other}: a log of other recordings?")
+    problems = log_problems(log, track, ds, wanted=wanted)
+    if problems:
+        raise LogProblems(problems)
     if sorted({Path(n).stem for n in given}) != sorted({Path(n).stem for n in wanted}):
-        raise HarnessError(f"its recordings ({', '.join(given)[:200]}) are not dataset {ds.name!r}'s "
-                           f"({', '.join(wanted)[:200]}): a log of other recordings?")
+        raise HarnessError(other)
     records = attach_segmentation(records, ds.segmentation, ds.references, ds.transcripts, track.resegmentation)
     for rec in records:
         rec["longform"]["target_lang"] = track.target_lang
@@ -73,6 +83,9 @@ def _longform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
 def _shortform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
     from harness.data.loader import load_dataset
 
+    problems = log_problems(log, track, ds)
+    if problems:
+        raise LogProblems(problems)
     data = load_dataset(track.modality, ds.source, ds.references)
     got = read_instances(log, latency_unit="ms" if track.is_speech else track.latency_unit).records
     if len(got) != len(data):
@@ -83,7 +96,7 @@ def _shortform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
         if i >= len(data):
             raise HarnessError(f"instance index {i} is beyond dataset {ds.name!r} ({len(data)} instances)")
         expected = data.source_info(i)
-        if "source" in rec and not _same_source(rec["source"], expected):
+        if "source" in rec and not same_source(rec["source"], expected):
             raise HarnessError(f"instance {i}: source {str(rec['source'])[:80]!r} is not dataset {ds.name!r}'s "
                                f"{str(expected)[:80]!r} (a log of other instances?)")
         new = {k: v for k, v in rec.items() if k not in ("reference", "references")}
@@ -94,14 +107,6 @@ def _shortform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
             raise HarnessError(f"instance {i}: {problem}")
         out.append(new)
     return out
-
-
-def _same_source(given: Any, expected: Any) -> bool:
-    """The log's `source` names the dataset's: the same text (whitespace aside), or audio of the same file name."""
-    if isinstance(expected, list):
-        names = given if isinstance(given, list) else [given]
-        return bool(names) and isinstance(names[0], str) and Path(names[0]).name == Path(expected[0]).name
-    return isinstance(given, str) and given.split() == str(expected).split()
 
 
 def write_records(run_dir: Path, records: list[dict[str, Any]]) -> None:

@@ -14,23 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.config import Dataset, TaskConfig, context_documents
+from harness.config import Dataset, TaskConfig, data_files
 from harness.digest import sha256_file
 from harness.jsonio import write_json
 from harness.run.hardware import hardware
 
 
 def dataset_hashes(dataset: Dataset, modality: str) -> dict[str, str]:
-    """{path: sha256} of a dataset's source, its reference sets, (speech) every listed audio file and its context
-    list with every document it names."""
-    files = [dataset.source, *dataset.references.values()]
-    if dataset.context is not None:
-        files += [dataset.context, *context_documents(dataset.context)]
-    if modality == "speech":
-        for line in dataset.source.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                files.append((dataset.source.parent / line.strip()).resolve())
-    return {str(p): sha256_file(p) for p in files}
+    """{path: sha256} of every file a run of the dataset reads (`harness.config.data_files`: source, reference sets,
+    segmentation, transcripts, source text, context list and documents, and for speech every listed recording); a
+    file that is missing hashes as `missing` (the run itself reports it)."""
+    files = data_files(dataset, modality == "speech")
+    return {str(f.path): sha256_file(f.path) if f.path.is_file() else "missing" for f in files}
 
 
 @functools.lru_cache(maxsize=1)

@@ -64,14 +64,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_logs(report: Any, config: Any) -> None:
     """A log submission's logs, each converted against its dataset as `harness evaluate` will (one line each)."""
+    from harness.batch.logcheck import LogProblems
     from harness.batch.logsub import log_format, log_records, unknown_dataset
     from harness.errors import HarnessError
-    from harness.images.checks import ERROR, OK
+    from harness.images.checks import ERROR, OK, WARNING
 
     sub = report.submission
     if sub.track not in [t.name for t in config.tracks]:
         return
     track = config.track(sub.track)
+    if track.regime_from is not None and track.regime_from not in sub.logs:
+        report.add(WARNING, f"{sub.yaml_path}: logs: no {track.regime_from} log: its regime cannot be decided and "
+                            f"it is not ranked (track {track.name!r} decides regimes by the {track.primary_latency} "
+                            f"of the {track.regime_from} run)")
     for name, log in sub.logs.items():
         where = f"{sub.yaml_path}: logs.{name}"
         if (problem := unknown_dataset(name, track)) is not None:
@@ -79,8 +84,40 @@ def _check_logs(report: Any, config: Any) -> None:
             continue
         try:
             records = log_records(log, track, track.dataset(name), where)
+        except LogProblems as exc:  # every problem of its delays and times, one line each
+            for line in exc.problems:
+                report.add(ERROR, line)
         except HarnessError as exc:
             report.add(ERROR, str(exc))
         else:
             unit = "recording" if track.is_longform else "instance"
             report.add(OK, f"{where}: {log_format(log, track)} log, {len(records)} {unit}(s) of dataset {name!r}")
+            if name == (track.regime_from or "dev"):
+                closed = "; built on closed models (models: closed): shown apart, never ranked" \
+                    if sub.models == "closed" else ""
+                report.add(OK, f"{where}: {_regime_line(records, track, name)}{closed}")
+
+
+def _regime_line(records: list[dict[str, Any]], track: Any, name: str) -> str:
+    """The log's primary latency on `name` and the regime it competes in (as `harness evaluate` will score it)."""
+    from harness.scoring import score_records
+    from harness.scoring.options import track_scoring_options
+
+    options = track_scoring_options(track).but(metrics=(track.primary_latency,), bootstrap=0)
+    unit = "ms" if track.is_speech and not track.is_longform else track.latency_unit  # the records' delay unit
+    record = score_records(records, options, latency_unit=unit, speech=track.is_speech).get(track.primary_latency) or {}
+    latency = record.get("score")
+    if not isinstance(latency, (int, float)):
+        return f"{track.primary_latency} could not be computed on {name}: its regime is not known"
+    measured = f"{track.primary_latency} {latency:.2f} {record.get('unit') or ''}".rstrip() + f" on {name}"
+    decides = f" (decides its regime on every dataset: regime_from: {name})" if track.regime_from else ""
+    if not track.regimes:
+        return f"{measured}; track {track.name!r} has no latency regimes"
+    regime = track.regime_for(float(latency))
+    if regime is None:
+        top = max(g.max_latency for g in track.regimes)
+        where = f"above every regime (the highest ends at {top:g})" if latency > top else "outside every regime"
+        return f"{measured}: {where}{decides}"
+    low = f"{regime.min_latency:g} < " if regime.min_latency is not None else ""
+    return f"{measured}: competes in regime {regime.name!r} ({low}{track.primary_latency} <= " \
+           f"{regime.max_latency:g}){decides}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = ("check a task config and report every problem at once (missing or empty data files, duplicate names, "
-        "language codes, baselines that no submission has)")
+HELP = ("check a task config and report every problem at once (missing or empty data files, every dataset's files "
+        "read as a run reads them, duplicate names, language codes, baselines that no submission has)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,9 +22,12 @@ def run(args: argparse.Namespace) -> int:
 
 def report(config_path: Path, submissions: list[str] | None) -> int:
     """Print every problem, then a summary line; 1 when there is any, else 0 (as `harness check`)."""
+    from harness.errors import ConfigError
     from harness.intake.config_check import config_problems
     from harness.text import printable
 
+    if not config_path.is_file():  # nothing to check: a usage error (exit 2), as a missing submission folder
+        raise ConfigError(f"{config_path}: config file not found")
     config, problems = config_problems(config_path, submissions)
     for line in problems:
         print(printable(line))

@@ -242,7 +242,8 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
 
 
 def warnings(scores: dict[str, Any]) -> list[str]:
-    """What a reader of the scores must know: output that the official long-form latency leaves out."""
+    """What a reader of the scores must know: output that the official long-form latency leaves out, and scores
+    computed without knowing the target language (long-form resegmentation, METEOR)."""
     counts = scores.get("counts") or {}
     info = scores.get("info") or {}
     out = []
@@ -254,6 +255,9 @@ def warnings(scores: dict[str, Any]) -> list[str]:
     if info.get("segmentation") == "longform" and not info.get("target_lang"):
         out.append("no target language known: SoftSegmenter split no words (OmniSTEval without --lang); "
                    "pass --target-lang to score as IWSLT does")
+    elif "METEOR" in scores and "target_lang" in info and not info["target_lang"]:
+        out.append("no target language known: METEOR used its English stemmer and synonyms; pass --target-lang "
+                   "(the run's target language) to score it in that language")
     return out
 
 
@@ -269,16 +273,30 @@ def _source_text(path: str | None) -> list[str] | None:
         raise HarnessError(f"--source-text: cannot read {path}: {exc.strerror}") from None
 
 
+def _logs_per_folder(paths: list[str]) -> dict[Path, int]:
+    """{folder: how many distinct logs of `paths` lie in it} (several: each writes files named after its log)."""
+    from collections import Counter
+
+    from harness import layout
+
+    logs = {(Path(p) if Path(p).is_file() else layout.log_path(p)).resolve() for p in paths}
+    return Counter(log.parent for log in logs)
+
+
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
+    from harness import layout
     from harness.errors import HarnessError
-    from harness.scoring import score_log, score_records_with_instances, write_instance_scores, write_scores
+    from harness.jsonio import write_json
+    from harness.scoring import score_log, score_records_with_instances, write_instance_scores
+    from harness.scoring.files import result_files
 
     args.path = list(args.path) + list(getattr(args, "runs_after_metrics", None) or [])
     if not args.path:
         raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     sources = _source_text(args.source_text)
     options = scoring_options(args)
+    shared = _logs_per_folder(args.path)
     results = []
     for path in args.path:
         if args.segmentation:
@@ -292,8 +310,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {path}: {line}", file=sys.stderr)
         target = None
         if not args.no_write:
-            target = write_scores(path, scores)
-            write_instance_scores(target.parent, rows)
+            log = Path(path) if Path(path).is_file() else layout.log_path(path)
+            target, instance_target = result_files(log, shared=shared[log.parent.resolve()] > 1)
+            write_json(target, scores, ensure_ascii=False, mkdir=True)
+            write_instance_scores(target.parent, rows, instance_target)
         results.append((path, scores, target))
     if args.format == "json":
         obj = results[0][1] if len(results) == 1 else {path: scores for path, scores, _ in results}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.errors import HarnessError, SubmissionError
 from harness.images import base as images
 from harness.images import context
 from harness.images import submission as image_of
@@ -63,6 +63,10 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
     report = CheckReport(Path(path))
     try:
         sub = load_submission(path)
+    except SubmissionError as exc:  # every mistake of submission.yaml, one line each
+        for line in exc.problems:
+            report.add(ERROR, line)
+        return report
     except HarnessError as exc:
         report.add(ERROR, str(exc))
         return report

@@ -2,6 +2,7 @@
 
 `load_config` stops at the first problem, which is right for a command about to run; an organizer writing a
 config wants the whole list: every missing or empty source, reference and segmentation file of every dataset,
+every dataset's files read as a run reads them (line counts, audio, segmentation: `harness.data.dataset_check`),
 malformed tracks and datasets (each reported, the rest still read), duplicate track and regime names, language
 fields that are no language code, and, when the submissions are named, a `baseline:` id that none of them has.
 """
@@ -21,27 +22,48 @@ def config_problems(path: Path, submissions: list[str] | None = None) -> tuple[T
         config = load_config(path, check_files=True, problems=problems)
     except ConfigError as exc:  # unreadable YAML or a top-level mistake: nothing below it can be read
         return None, [*problems, str(exc)]
+    problems += data_problems(config)
     if submissions:
         problems += baseline_problems(config, submissions)
     return config, problems
+
+
+def _track_indices(config: TaskConfig) -> dict[str, int]:
+    """{track name: its index in the config file} (a track left out while collecting shifts the loaded ones)."""
+    from harness.yamlio import read_yaml
+
+    raw = read_yaml(config.path) or {}
+    names = [t.get("name") if isinstance(t, dict) else None for t in raw.get("tracks") or []]
+    return {t.name: names.index(t.name) for t in config.tracks if t.name in names}
+
+
+def data_problems(config: TaskConfig) -> list[str]:
+    """A line for each problem a run would meet in the files of every dataset (`harness.data.dataset_check`)."""
+    from harness.data.dataset_check import dataset_problems
+
+    indices = _track_indices(config)
+    out = []
+    for track in config.tracks:
+        for name, ds in track.datasets.items():
+            where = f"{config.path}: tracks[{indices.get(track.name, '?')}].datasets.{name}"
+            out += [f"{where}.{field}: {message}" for field, message in dataset_problems(track, ds)]
+    return out
 
 
 def baseline_problems(config: TaskConfig, submissions: list[str]) -> list[str]:
     """A line for each track whose `baseline:` is the id of none of `submissions` (as `harness evaluate` names
     them: folder names, or ID=FOLDER)."""
     from harness.intake.discover import discover
-    from harness.yamlio import read_yaml
 
     try:
         ids = [ref.id for ref in discover(submissions)]
     except HarnessError as exc:
         return [f"submissions: {exc}"]
-    raw = read_yaml(config.path) or {}
-    names = [t.get("name") if isinstance(t, dict) else None for t in raw.get("tracks") or []]
+    indices = _track_indices(config)
     out = []
     for track in config.tracks:
         if track.baseline is not None and track.baseline not in ids:
-            where = f"tracks[{names.index(track.name)}].baseline"
+            where = f"tracks[{indices[track.name]}].baseline"
             out.append(f"{config.path}: {where}: no submission has the id {track.baseline!r} "
                        f"(ids: {', '.join(ids) or 'none'})")
     return out

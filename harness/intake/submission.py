@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import SubmissionError
-from harness.fields import not_one_of, unknown_field
+from harness.fields import not_one_of, unknown_field, unknown_fields
 from harness.yamlio import read_yaml
 
 __all__ = ["BuildSpec", "Submission", "load_submission"]
@@ -97,14 +97,21 @@ def load_submission(path: str | Path) -> Submission:
 
 
 def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
+    """The Submission of `raw`; a SubmissionError naming the first problem, with every problem found in its
+    `problems` (each field is read on past another's mistake)."""
     def fail(where: str, message: str) -> SubmissionError:
         return SubmissionError(f"{yml}: {where}: {message}")
 
     if not isinstance(raw, dict):
         raise fail("top level", f"expected a mapping, got {type(raw).__name__}")
-    bad = unknown_field(raw, _FIELDS)
-    if bad is not None:
-        raise fail(*bad)
+    found = [str(fail(*bad)) for bad in unknown_fields(raw, _FIELDS)]
+
+    def take(read: Any, default: Any = None) -> Any:
+        try:
+            return read()
+        except SubmissionError as exc:
+            found.extend(exc.problems)
+            return default
 
     def text(key: str, required: bool = True, pattern: re.Pattern[str] | None = None) -> str:
         value = raw.get(key)
@@ -120,28 +127,54 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
             raise fail(key, f"{value!r} must be letters, digits, '.', '_' or '-'")
         return value.strip()
 
-    kind = text("kind", required=False) or "primary"
-    if kind not in KINDS:
-        raise fail("kind", not_one_of(kind, KINDS))
-    baseline = raw.get("baseline", False)
-    if not isinstance(baseline, bool):
-        raise fail("baseline", f"expected true or false, got {baseline!r}")
-    interface, port, spc = _interface(raw, fail)
-    models = raw.get("models", "open")
-    if models not in MODELS:
-        raise fail("models", not_one_of(models if isinstance(models, str) else repr(models), MODELS))
+    sub = take(lambda: _fields(folder, raw, fail, lambda key, *a, **k: take(lambda: text(key, *a, **k), ""),
+                               take))
+    if found:
+        raise SubmissionError(found[0], tuple(found))
+    assert sub is not None
+    return sub
+
+
+def _raise(exc: SubmissionError) -> None:
+    raise exc
+
+
+def _fields(folder: Path, raw: dict[str, Any], fail: Any, text: Any, take: Any) -> Submission:
+    """The Submission of a mapping whose problems `take` collects (`text`: a text field, "" when it is wrong)."""
+    def kind_of() -> str:
+        kind = text("kind", required=False) or "primary"
+        if kind not in KINDS:
+            raise fail("kind", not_one_of(kind, KINDS))
+        return str(kind)
+
+    def baseline_of() -> bool:
+        baseline = raw.get("baseline", False)
+        if not isinstance(baseline, bool):
+            raise fail("baseline", f"expected true or false, got {baseline!r}")
+        return baseline
+
+    def models_of() -> str:
+        models = raw.get("models", "open")
+        if models not in MODELS:
+            raise fail("models", not_one_of(models if isinstance(models, str) else repr(models), MODELS))
+        return str(models)
+
+    kind, baseline = take(kind_of, "primary"), take(baseline_of, False)
+    interface, port, spc = take(lambda: _interface(raw, fail), ("harness", None, None))
+    models = take(models_of, "open")
     if raw.get("logs") is not None:
-        return _log_submission(folder, raw, fail, text, kind, baseline, models)
+        return _log_submission(folder, raw, fail, text, kind, baseline, models, take)
     if raw.get("hardware") is not None:
-        raise fail("hardware", "only log submissions (logs:) declare their hardware; the harness records its own")
+        take(lambda: _raise(fail("hardware", "only log submissions (logs:) declare their hardware; the harness "
+                                             "records its own")))
     return Submission(
         path=folder,
         id=folder.name,
         team=text("team", pattern=_NAME),
         system=text("system", pattern=_NAME),
         track=text("track"),
-        build=_build_spec(raw.get("build"), folder, fail),
-        command=_command(raw.get("command"), fail, optional=interface != "harness"),
+        build=take(lambda: _build_spec(raw.get("build"), folder, fail), BuildSpec()),
+        command=take(lambda: _command(raw.get("command"), fail, optional=interface != "harness"), ()),
         kind=kind,
         contact=text("contact", required=False),
         description=text("description", required=False),
@@ -150,7 +183,7 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         port=port,
         speech_processor_config=spc,
         models=models,
-        prepare=_prepare(raw.get("prepare"), fail),
+        prepare=take(lambda: _prepare(raw.get("prepare"), fail), ()),
         raw=raw,
     )
 
@@ -176,32 +209,37 @@ def _interface(raw: dict[str, Any], fail: Any) -> tuple[str, int | None, str | N
 
 
 def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kind: str,
-                    baseline: bool, models: str) -> Submission:
+                    baseline: bool, models: str, take: Any) -> Submission:
     """A submission of system logs: `logs:` and `hardware:`, no image (no build, command or interface)."""
     for key in ("build", "command", "interface", "port", "speech_processor_config", "prepare"):
         if raw.get(key) is not None:
-            raise fail(key, "a log submission (logs:) has no image: leave out build, command, interface and "
-                            "prepare")
-    hardware = text("hardware", required=False)
-    if not hardware:
-        raise fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, 64 GB RAM")')
+            take(lambda key=key: _raise(fail(key, "a log submission (logs:) has no image: leave out build, command, "
+                                                  "interface and prepare")))
+    hardware, given = text("hardware", required=False), raw.get("hardware")
+    if given is None or (isinstance(given, str) and not given.strip()):  # (a wrong one is text's to name)
+        take(lambda: _raise(fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, '
+                                             '64 GB RAM")')))
     return Submission(path=folder, id=folder.name, team=text("team", pattern=_NAME),
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
-                      logs=_logs(raw["logs"], folder, fail), hardware=hardware, models=models, raw=raw)
+                      logs=_logs(raw["logs"], folder, fail, take), hardware=hardware, models=models, raw=raw)
 
 
-def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
-    """{dataset: log file inside the submission folder} of `logs:`."""
+def _logs(value: Any, folder: Path, fail: Any, take: Any) -> dict[str, Path]:
+    """{dataset: log file inside the submission folder} of `logs:` (each entry's problem collected by `take`)."""
     if not isinstance(value, dict) or not value:
-        raise fail("logs", f"expected a mapping of dataset name to log file ({{dev: dev.log, test: test.log}}), "
-                           f"got {value!r}")
+        take(lambda: _raise(fail("logs", f"expected a mapping of dataset name to log file ({{dev: dev.log, test: "
+                                         f"test.log}}), got {value!r}")))
+        return {}
     out: dict[str, Path] = {}
     for name, rel in value.items():
         if not isinstance(name, str) or not name:
-            raise fail("logs", f"dataset names are strings, got {name!r}")
-        out[name] = _inside(rel, folder, fail, f"logs.{name}")
+            take(lambda name=name: _raise(fail("logs", f"dataset names are strings, got {name!r}")))
+            continue
+        path = take(lambda name=name, rel=rel: _inside(rel, folder, fail, f"logs.{name}"))
+        if path is not None:
+            out[name] = path
     return out
 
 

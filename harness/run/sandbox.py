@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.config import Limits, TaskConfig, context_documents
+from harness.config import Limits, TaskConfig, data_files
 from harness.sizes import parse_bytes
 
 if TYPE_CHECKING:
@@ -115,25 +115,18 @@ class SandboxPolicy:
         }
 
 
-def _audio_folders(list_file: Path) -> set[Path]:
-    """The folders of the audio files a speech dataset's list names (none when the list is missing)."""
-    if not list_file.is_file():
-        return set()
-    lines = list_file.read_text(encoding="utf-8").splitlines()
-    return {(list_file.parent / line.strip()).resolve().parent for line in lines if line.strip()}
-
-
 def data_paths(config: TaskConfig) -> list[Path]:
-    """Files and folders the server needs, to be mounted read-only at their own absolute paths."""
+    """Files and folders the server needs, to be mounted read-only at their own absolute paths: every file of
+    every dataset (`harness.config.data_files`), a speech recording by its folder."""
     paths: set[Path] = {config.path}
     for track in config.tracks:
         for ds in track.datasets.values():
-            files = [ds.source, *ds.references.values(), *(p for p in (ds.segmentation, ds.transcripts) if p)]
-            if ds.context is not None and ds.context.is_file():  # the server checks the documents it names
-                files += [ds.context, *context_documents(ds.context)]
-            paths.update(p for p in files if p.exists())
-            if track.modality == "speech":
-                paths.update(_audio_folders(ds.source))
+            for f in data_files(ds, track.is_speech):
+                if f.kind == "audio":
+                    paths.add(f.path.parent)
+                elif f.path.exists():
+                    paths.add(f.path)
+    paths = {p for p in paths if p.exists()}
     dirs = sorted(p for p in paths if p.is_dir())
     keep = [d for d in dirs if not any(d != o and o in d.parents for o in dirs)]
     return keep + sorted(p for p in paths if p.is_file() and not any(d in p.parents for d in keep))

@@ -281,6 +281,12 @@ class _ShortRun:
         return out
 
     def info(self, source: str | None) -> dict[str, Any]:
+        out = self._info(source)
+        if "METEOR" in self.wanted:  # its stems and synonyms are a language's: say which (None: English modules)
+            out["target_lang"] = self.options.target_lang
+        return out
+
+    def _info(self, source: str | None) -> dict[str, Any]:
         return {
             "harness_version": __version__,
             "latency_unit": self.delay_unit,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import layout
-from harness.config import TaskConfig, Track, context_documents
+from harness.config import TaskConfig, Track, data_files
 from harness.digest import sha256_file
 from harness.errors import HarnessError
 from harness.runmeta import read_run_meta, update_run_meta
@@ -22,15 +22,13 @@ SYSTEM_KEY = "system"  # the agent of a `harness run` (its file's hash, class an
 
 def run_identity(config: TaskConfig, track: Track, dataset_name: str,
                  system: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The identity of a run of `dataset_name` of `track` (source and reference files hashed), and of the system
+    """The identity of a run of `dataset_name` of `track` (every file it reads hashed), and of the system
     decoding it when the command knows it (`harness run`: `client.options.agent_identity`)."""
     ds = track.dataset(dataset_name)
-    files = {"source": ds.source, **{f"reference {name}": path for name, path in ds.references.items()}}
-    if ds.context is not None:  # the context list and its documents: another paper is another run
-        files["context list"] = ds.context
-        files.update({f"context document {doc.name}": doc for doc in context_documents(ds.context)})
+    files = {f.label: f.path for f in data_files(ds, track.is_speech)}  # another paper, another offset: another run
+    hashes = {k: sha256_file(p) if p.is_file() else "missing" for k, p in files.items()}
     identity = {"track": track.name, "dataset": dataset_name, "config": str(Path(config.path).resolve()),
-                "config_sha256": config.sha256, "data_sha256": {k: sha256_file(p) for k, p in files.items()}}
+                "config_sha256": config.sha256, "data_sha256": hashes}
     if system is not None:
         identity[SYSTEM_KEY] = system
     return identity
