@@ -25,6 +25,7 @@ def test_the_formula_counts_only_target_words_ahead_of_their_source() -> None:
     assert ant.corpus_anticipation([1.0, None, 0.0]) == 0.5
 
 
+@pytest.mark.slow
 def test_monotonic_pairs_score_low_and_reversed_ones_high(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(ant, "_cache_dir", lambda: tmp_path / "cache")
     aligner = ant.EflomalAligner()
@@ -41,6 +42,7 @@ def test_monotonic_pairs_score_low_and_reversed_ones_high(tmp_path: Path, monkey
     assert ant.aligned(aligner, DEV_EN, DEV_EN) == same
 
 
+@pytest.mark.slow
 @pytest.mark.apertium
 def test_a_text_track_with_anticipation_reports_it_everywhere(tmp_path: Path, monkeypatch) -> None:
     from harness.scoring.results import score_results

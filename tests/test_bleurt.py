@@ -59,6 +59,7 @@ def _readme_scores(ckpt: Path, references: list[str], candidates: list[str], bat
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.bleurt
 def test_bleurt_values_are_bleurt_pytorch_scores_per_sentence_and_system(tmp_path: Path, bleurt_checkpoint,
                                                                          capsys, monkeypatch) -> None:

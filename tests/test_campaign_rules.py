@@ -42,6 +42,7 @@ def _section(html: str, heading: str) -> str:
     return html[start:end if end > 0 else len(html)]
 
 
+@pytest.mark.slow
 def test_disjoint_bands_rank_each_system_in_one_regime(tmp_path: Path) -> None:
     config = banded_config(tmp_path)
     subs = tmp_path / "subs"
@@ -85,6 +86,7 @@ def _with_metrics(root: Path, metrics: dict, quality: list[str], primary: str = 
     return path
 
 
+@pytest.mark.slow
 def test_an_optional_metric_without_its_checkpoint_is_left_out_with_one_line(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("HARNESS_TEST_XCOMET", raising=False)
     metrics = {"XCOMET": {"model": "${HARNESS_TEST_XCOMET}", "optional": True},

@@ -104,6 +104,7 @@ def test_xcomet_architecture_builds_offline_and_matches_comet_score(tmp_path: Pa
     assert "class:xcomet_metric" in scores["XCOMET"]["signature"]
 
 
+@pytest.mark.slow
 @pytest.mark.comet
 def test_xcomet_xl_encoder_is_what_an_offline_machine_lacks(tmp_path: Path, comet_checkpoints) -> None:
     """XCOMET-XL names the XLM-RoBERTa-XL encoder `facebook/xlm-roberta-xl`, whose tokenizer and config COMET loads
@@ -125,6 +126,7 @@ def test_xcomet_xl_encoder_is_what_an_offline_machine_lacks(tmp_path: Path, come
     assert "\n" not in msg and "'facebook/xlm-roberta-xl'" in msg and "not on this machine" in msg
 
 
+@pytest.mark.slow
 @pytest.mark.comet
 def test_sentence_cache_resumes_an_interrupted_scoring_and_never_recomputes(tmp_path: Path, comet_checkpoints,
                                                                            monkeypatch) -> None:
@@ -157,6 +159,7 @@ def test_sentence_cache_resumes_an_interrupted_scoring_and_never_recomputes(tmp_
     assert again.score(src, mt, ref) == expected and again.computed == 0
 
 
+@pytest.mark.slow
 @pytest.mark.comet
 def test_source_and_reference_embeddings_are_computed_once_per_dataset(comet_checkpoints, monkeypatch) -> None:
     from harness.metrics.comet.scorer import CometScorer
@@ -177,6 +180,7 @@ def test_source_and_reference_embeddings_are_computed_once_per_dataset(comet_che
     assert one != other
 
 
+@pytest.mark.slow
 @pytest.mark.comet
 def test_significance_and_instance_scores_keep_comet_without_a_model(tmp_path: Path, comet_checkpoints) -> None:
     from harness.batch.results import model_metric_options, score_run

@@ -24,6 +24,7 @@ def _run(cfg: Path, track: str, out: Path) -> subprocess.CompletedProcess[str]:
                                   str(AGENT), "--output", str(out)), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_the_context_changes_the_templates_output_in_harness_run(tmp_path: Path) -> None:
     cfg = make_context_task(tmp_path)
     with_ctx = _run(cfg, "text-en-es-context", tmp_path / "ctx")
@@ -88,6 +89,7 @@ def test_prepare_field_and_its_limit_are_strict(tmp_path: Path) -> None:
     assert load_config(make_context_task(tmp_path)).limits.prepare_timeout_s == 1800.0
 
 
+@pytest.mark.slow
 def test_validate_no_docker_runs_prepare_and_hands_its_output_to_the_run(tmp_path: Path) -> None:
     cfg = make_context_task(tmp_path)
     sub = tmp_path / "subs" / "ctx"
@@ -108,6 +110,7 @@ def test_validate_no_docker_runs_prepare_and_hands_its_output_to_the_run(tmp_pat
     assert records(out / "ctx" / "dev")[0][0] == "We stream with SimulStream today"
 
 
+@pytest.mark.slow
 def test_the_documents_are_part_of_the_runs_identity(tmp_path: Path) -> None:
     """A changed paper is another run: `harness run --resume` refuses it, and the batch's resume key changes."""
     from harness.batch.manifest import dataset_hashes

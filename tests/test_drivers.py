@@ -216,6 +216,7 @@ def simuleval_service() -> Iterator[int]:
         proc.wait(10)
 
 
+@pytest.mark.slow
 @pytest.mark.apertium
 def test_simuleval_service_scores_equal_the_native_adapter(simuleval_service: int, tmp_path: Path) -> None:
     from harness.cli import main

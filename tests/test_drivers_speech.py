@@ -28,6 +28,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_simuleval_speech_service_equals_the_native_adapter(tmp_path: Path) -> None:
     cfg = speech_task(tmp_path, [2.5, 1.2, 3.0], segment_ms=320)
     port = free_port()

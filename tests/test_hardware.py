@@ -125,6 +125,7 @@ def test_harness_run_records_seconds_per_source_word_of_a_text_run(tmp_path: Pat
     assert meta["compute"]["source"] == 2 + 6 + 5  # the words of tests/text_task.py's three sentences
 
 
+@pytest.mark.slow
 def test_the_leaderboard_shows_measured_and_declared_hardware(tmp_path: Path) -> None:
     """Two runs of one board: one timed by the harness (its run.json's measures, in a manifest as `harness
     evaluate` writes it) and a log submission that declared its hardware (`hardware: {declared: ...}`)."""

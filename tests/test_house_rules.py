@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from harness import layout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +37,7 @@ def _mentions_run_log(node: ast.AST) -> bool:
         isinstance(n, ast.Constant) and n.value == layout.INSTANCES_LOG for n in ast.walk(node))
 
 
+@pytest.mark.slow
 def test_only_layout_spells_an_artifact_name() -> None:
     offenders = []
     for path in _sources():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.images import base as images
 from harness.images import wheelhouse
 
@@ -29,6 +31,7 @@ def test_source_digest_follows_the_code(tmp_path: Path) -> None:
     assert wheelhouse.source_digest(tmp_path) != first
 
 
+@pytest.mark.slow
 def test_wheel_requirements_leave_out_extras() -> None:
     wheel, _ = wheelhouse.build_harness_wheel()
     reqs = wheelhouse.wheel_requirements(wheel)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.evaluate_data.support import CONFIG, generous_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +45,7 @@ def test_score_into_a_closed_pipe_exits_quietly() -> None:
     assert proc.wait(timeout=120) == 141 and err == "", err
 
 
+@pytest.mark.slow
 def test_check_and_validate_exit_alike_for_the_same_failure(tmp_path: Path) -> None:
     missing = tmp_path / "nothing"
     for proc in (harness("check", str(missing), "--no-docker"),
@@ -59,6 +62,7 @@ def test_check_and_validate_exit_alike_for_the_same_failure(tmp_path: Path) -> N
     assert "status       invalid_submission:" in validated.stdout and "did you mean 'command'" in validated.stdout
 
 
+@pytest.mark.slow
 def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> None:
     """The command waits for a file the test writes only once the terminal has shown the elapsed time move
     while the run was still starting (no instance ended): nothing here depends on how fast the machine is."""
@@ -109,6 +113,7 @@ def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> No
     assert len(elapsed) >= 3, shown.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_validate_off_a_terminal_prints_each_state_change(tmp_path: Path) -> None:
     from tests.evaluate_data.support import make_submission
 

@@ -48,6 +48,7 @@ limits: {instance_timeout_s: 30, idle_timeout_s: 20, total_timeout_s: 120}
     return cfg
 
 
+@pytest.mark.slow
 def test_run_checks_only_the_files_of_its_track_and_dataset(tmp_path: Path) -> None:
     cfg = partial_config(tmp_path)
     ok = harness("run", "--config", str(cfg), "--track", "text-en-es", "--dataset", "dev", "--agent", str(ECHO),
@@ -59,6 +60,7 @@ def test_run_checks_only_the_files_of_its_track_and_dataset(tmp_path: Path) -> N
     assert "tracks[0].datasets.test.source: file not found" in missing.stderr, missing.stderr
 
 
+@pytest.mark.slow
 def test_validate_on_dev_ignores_the_test_files_it_does_not_run(tmp_path: Path) -> None:
     cfg = partial_config(tmp_path)
     folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
@@ -76,6 +78,7 @@ class NeverWrites(TextAgent):
 '''
 
 
+@pytest.mark.slow
 def test_run_and_validate_show_the_servers_reason_for_failed_instances(tmp_path: Path) -> None:
     (tmp_path / "never.py").write_text(NEVER_WRITES, encoding="utf-8")
     config = generous_config(tmp_path)
@@ -111,6 +114,7 @@ def test_validate_suggests_only_flags_it_has(tmp_path: Path) -> None:
     assert all(flag in usage for flag in suggested), (suggested, usage)
 
 
+@pytest.mark.slow
 def test_validate_no_docker_runs_the_agent_server_template_as_it_is(tmp_path: Path) -> None:
     folder = tmp_path / "simuleval_agent_server"
     shutil.copytree(REPO / "agent_templates" / "simuleval_agent_server", folder)
@@ -166,6 +170,7 @@ class Lagged(TextAgent):
 '''
 
 
+@pytest.mark.slow
 def test_run_resume_refuses_another_system(tmp_path: Path) -> None:
     agent = tmp_path / "lagged.py"
     agent.write_text(LAGGED, encoding="utf-8")

@@ -119,6 +119,7 @@ def _load(drv: webdriver.Chrome, base: str, page: str) -> None:
     assert not outside, f"{page}: requests outside the site: {outside}"
 
 
+@pytest.mark.slow
 def test_every_page_loads_cleanly_and_stays_inside_the_site(served: str, driver: webdriver.Chrome) -> None:
     """Crawl from the index (bounded by the site): load each page once, check it, follow its links."""
     _Handler.seen.clear()
@@ -205,6 +206,7 @@ def test_script_tags_in_team_and_hypothesis_show_as_text(served: str, driver: we
             assert driver.find_element(By.ID, "partial").text.endswith(XSS_TEXT)
 
 
+@pytest.mark.slow
 def test_screenshots_of_index_submission_and_instance(served: str, driver: webdriver.Chrome) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     shots = {"leaderboard-index.png": "index.html",

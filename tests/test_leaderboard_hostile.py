@@ -85,6 +85,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return results, site
 
 
+@pytest.mark.slow
 def test_a_huge_team_name_is_capped_in_pages_and_downloads(hostile_site: tuple[Path, Path]) -> None:
     results, site = hostile_site
     assert HUGE_TEAM in layout.ResultsDir(results).summary.read_text(encoding="utf-8")  # the input really has it

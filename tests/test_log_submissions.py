@@ -68,6 +68,7 @@ def campaign(tmp_path_factory) -> dict[str, Path]:
             "before": before}  # type: ignore[dict-item]
 
 
+@pytest.mark.slow
 def test_log_submissions_are_scored_like_runs_without_docker(campaign) -> None:
     runs = runs_of(campaign["results"])
     fast = runs[("fast", "test")]
@@ -237,6 +238,7 @@ def test_a_short_form_simuleval_log_is_scored_against_the_dataset(tmp_path) -> N
                      r"of other instances\?\)$", runs[("shuffled", "dev")]["reason"])
 
 
+@pytest.mark.slow
 def test_harness_check_reads_the_logs_against_the_datasets(tmp_path) -> None:
     config = regime_config(tmp_path)
     sub = log_submission(tmp_path / "s", lags={"dev": 500, "test": 500})
@@ -251,6 +253,7 @@ def test_harness_check_reads_the_logs_against_the_datasets(tmp_path) -> None:
             "(udhr-talk.wav) are not dataset 'test''s (udhr-long.wav): a log of other recordings?") in done.stdout
 
 
+@pytest.mark.slow
 def test_a_log_submission_resumes_by_the_content_of_its_log(tmp_path) -> None:
     udhr = ROOT / "data" / "udhr"
     sub = tmp_path / "subs" / "waitk"

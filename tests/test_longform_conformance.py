@@ -55,6 +55,7 @@ def peer_files(talks, tmp_path_factory) -> dict[str, Path]:
     return write_peer_inputs(talks, tmp_path_factory.mktemp("peers"))
 
 
+@pytest.mark.slow
 def test_softsegmenter_gives_omnisteval_sentences_and_times(talks, peer_files):
     instances, dicts = _omni(peer_files)
     ours = [o for outs in _ours(talks, "softsegmenter") for o in outs]
@@ -66,6 +67,7 @@ def test_softsegmenter_gives_omnisteval_sentences_and_times(talks, peer_files):
         assert o.elapsed == d.get("emission_ca", []), d["index"]
 
 
+@pytest.mark.slow
 def test_long_metrics_equal_omnisteval_cu_and_ca(talks, peer_files):
     instances, _ = _omni(peer_files)
     scores, _, _ = omni_scoring.evaluate_instances(instances, is_longform=True, compute_quality=False)
@@ -82,6 +84,7 @@ def test_long_metrics_equal_omnisteval_cu_and_ca(talks, peer_files):
     assert scores["ca_long_yaal"] > scores["long_yaal"] + 100
 
 
+@pytest.mark.slow
 def test_softsegmenter_moses_tokens_and_characters_equal_omnisteval(talks, tmp_path):
     small = udhr_talks(count=1, per_talk=8, seed=3)
     paths = write_peer_inputs(small, tmp_path)

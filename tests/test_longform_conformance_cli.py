@@ -93,6 +93,7 @@ def spanish(tmp_path_factory) -> dict:
             "stderr": stderr}
 
 
+@pytest.mark.slow
 def test_spanish_talk_is_realistic(spanish) -> None:
     talk = spanish["talks"][0]
     refs = [w for s in talk.sentences for w in s.references["orig"].split()]
@@ -121,6 +122,7 @@ def test_every_resegmented_sentence_is_omnisteval_s(spanish) -> None:
         assert mine["delays"] == theirs.get("emission_cu", []), n
 
 
+@pytest.mark.slow
 def test_without_the_language_the_sentences_differ(spanish) -> None:
     """The defect this guards against: SoftSegmenter without Moses sub-tokens puts words elsewhere."""
     ours, rows, stderr = _harness(spanish["paths"])
@@ -132,6 +134,7 @@ def test_without_the_language_the_sentences_differ(spanish) -> None:
     _harness(spanish["paths"], "--target-lang", "es")  # leave the folder as the fixture wrote it
 
 
+@pytest.mark.slow
 def test_trailing_words_are_counted_and_the_audio_end_is_an_option(spanish) -> None:
     ours = spanish["ours"]
     talk = spanish["talks"][0]
@@ -149,6 +152,7 @@ def test_trailing_words_are_counted_and_the_audio_end_is_an_option(spanish) -> N
     _harness(spanish["paths"], "--target-lang", "es")
 
 
+@pytest.mark.slow
 def test_chinese_talk_equals_omnisteval_char_level(tmp_path) -> None:
     sentences = _chinese_sentences()
     assert len(sentences) >= 50
@@ -164,6 +168,7 @@ def test_chinese_talk_equals_omnisteval_char_level(tmp_path) -> None:
     assert sum(1 for s in mine if s["prediction"] != s["references"]["orig"]) > 40
 
 
+@pytest.mark.slow
 def test_an_empty_reference_sentence_is_scored_like_omnisteval(tmp_path) -> None:
     sentences = _spanish_sentences()[:14]
     talks = [edited_talk("talk-empty", sentences, seed=3)]

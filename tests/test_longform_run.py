@@ -70,6 +70,7 @@ def test_oracle_output_resegments_exactly_onto_the_references(oracle_run) -> Non
     assert scores["LongYAAL_CA"]["score"] >= scores["LongYAAL"]["score"]
 
 
+@pytest.mark.slow
 def test_omnisteval_reads_our_log_as_it_is_and_agrees(oracle_run) -> None:
     from omnisteval.io import load_resegmentation_inputs
     from omnisteval.resegment import resegment
@@ -86,6 +87,7 @@ def test_omnisteval_reads_our_log_as_it_is_and_agrees(oracle_run) -> None:
         assert math.isclose(scores[ours]["score"], peer[theirs], rel_tol=1e-9, abs_tol=1e-9), ours
 
 
+@pytest.mark.slow
 def test_an_empty_output_stream_is_scored_and_counted(tmp_path: Path) -> None:
     scores = _run(tmp_path / "run", lag="1e9")  # every sentence "due" after the end: written at the very end
     assert scores["BLEU"]["score"] == pytest.approx(100.0)
@@ -194,6 +196,7 @@ def test_recording_page_pages_the_timeline_and_links_every_sentence(oracle_run, 
     assert significance["metrics"] == ["BLEU", "LongYAAL"]
 
 
+@pytest.mark.slow
 def test_the_run_records_its_language_and_scoring_uses_it(oracle_run, capsys) -> None:
     """`harness score RUN` needs no --target-lang: the run recorded es, so SoftSegmenter splits with Moses (es)
     and METEOR uses the es modules, as the track says."""

@@ -56,6 +56,7 @@ def test_an_alac_mp4_streams_exactly_the_samples_of_its_wav(tmp_path: Path, dtyp
     assert len(a) == len(b) and all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.slow
 def test_an_aac_mp4_streams_the_wav_within_the_stated_tolerance(tmp_path: Path) -> None:
     mp4 = tmp_path / "talk.m4a"
     sent = write_audio_container(TALK, mp4, "aac", seconds=60, bit_rate=96000).astype(np.float64)
@@ -108,6 +109,7 @@ def test_a_video_with_no_audio_track_is_one_line_naming_the_file(tmp_path: Path)
     assert "no audio track in this container (it has: video)" in message
 
 
+@pytest.mark.slow
 def test_decoding_holds_a_bounded_number_of_frames_however_long_the_talk(tmp_path: Path) -> None:
     """A 7-minute talk and its first 20 s hold the same number of decoded blocks at once: one segment plus one
     frame (ALAC frames are 4096 samples); numpy's allocations (traced by tracemalloc) stay far below the decoded

@@ -144,6 +144,7 @@ def corpus(draw):
     return speech, rows
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(corpus())
 def test_corpus_latency_equals_instance_latency(case) -> None:

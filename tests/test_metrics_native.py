@@ -59,11 +59,13 @@ def _edge_cases() -> list[tuple[list[str], list[str]]]:
     return cases
 
 
+@pytest.mark.slow
 def test_edits_equal_sacrebleu_on_shift_edge_cases() -> None:
     cases = _edge_cases()
     assert native.edit_counts(cases) == _sacrebleu(cases)
 
 
+@pytest.mark.slow
 def test_real_apertium_output_scores_signatures_and_statistics_equal_sacrebleu() -> None:
     recs = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
     hyps, refs = [r["prediction"] for r in recs], [r["reference"] for r in recs]

@@ -34,6 +34,7 @@ def _udhr_pairs() -> tuple[list[str], list[str], list[str]]:
     return hyps, es, en
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(library() is None, reason="no C compiler (or HARNESS_NO_NATIVE=1)")
 def test_background_edit_counts_equal_sacrebleu_chunk_by_chunk() -> None:
     hyps, es, _ = _udhr_pairs()
@@ -52,6 +53,7 @@ def test_ter_with_missing_references_equals_sacrebleu() -> None:
     assert "nrefs:var" in ours.get_signature().format()
 
 
+@pytest.mark.slow
 def test_all_metrics_in_one_pass_equal_sacrebleu_and_the_per_metric_intervals() -> None:
     hyps, es, en = _udhr_pairs()
     records = [

@@ -57,6 +57,7 @@ TEXT = st.lists(st.sampled_from(list("ab c.,-&;:1 2'\"!?()\t") + ["&quot;", "<sk
                 max_size=30).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(TEXT, TEXT, TEXT), min_size=1, max_size=8), st.sampled_from(["13a", "none"]))
 def test_fast_bleu_statistics_equal_sacrebleu(rows, tok) -> None:
@@ -85,6 +86,7 @@ CHRF_CHARS = list("aab c.,\t\n\u3000\u00a0é中文") + ["ab", "ba ", "😀"]
 CHRF_TEXT = st.lists(st.sampled_from(CHRF_CHARS), max_size=25).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(CHRF_TEXT, CHRF_TEXT), min_size=1, max_size=8))
 def test_fast_chrf_statistics_equal_sacrebleu(rows) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import TER, lib_ter
@@ -38,6 +39,7 @@ def test_edit_distance_and_trace_equal_sacrebleu_beyond_the_beam() -> None:
             assert translation_edit_rate(hyp, ref) == lib_ter.translation_edit_rate(hyp, ref)
 
 
+@pytest.mark.slow
 def test_udhr_statistics_score_interval_and_signature_equal_sacrebleu() -> None:
     en = (UDHR / "dev.en").read_text(encoding="utf-8").splitlines()
     es = (UDHR / "dev.es").read_text(encoding="utf-8").splitlines()

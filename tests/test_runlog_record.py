@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
     return rec
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(records(), min_size=1, max_size=4))
 def test_the_fast_validator_never_accepts_what_the_strict_one_rejects(recs: list[dict[str, Any]]) -> None:

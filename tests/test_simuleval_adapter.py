@@ -124,6 +124,7 @@ def test_simuleval_waitk_template_scores_the_same_as_under_simuleval(tmp_path: P
     assert theirs["BLEU"] > 10
 
 
+@pytest.mark.slow
 def test_stateful_agent_with_reset_matches_simuleval_with_several_workers(tmp_path: Path) -> None:
     cfg, src, ref = _text_task(tmp_path, 8)
     agent = tmp_path / "stateful.py"
@@ -137,6 +138,7 @@ def test_stateful_agent_with_reset_matches_simuleval_with_several_workers(tmp_pa
     assert first[-1].isdigit() and first[0] == first[0].upper()  # calls counted per instance: reset() ran
 
 
+@pytest.mark.slow
 def test_speech_agent_matches_simuleval(tmp_path: Path) -> None:
     wavs = sorted((ROOT / "data/speech/dev").glob("*.wav"))[:3]
     if len(wavs) < 3:

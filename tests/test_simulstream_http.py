@@ -135,6 +135,7 @@ def assert_same_runs(driven: Path, native: Path, n: int) -> None:
     assert comparable_scores(driven) == comparable_scores(native)
 
 
+@pytest.mark.slow
 def test_simulstream_server_equals_native_interface_and_its_own_client(tmp_path: Path) -> None:
     cfg = speech_task(tmp_path)
     driven, native = tmp_path / "driven", tmp_path / "native"

@@ -76,6 +76,7 @@ def test_list_command_and_defaults(tmp_path: Path) -> None:
         (lambda t: t + "description: " + "d" * 2001 + "\n", "description: 2001 characters; at most 2000"),
     ],
 )
+@pytest.mark.slow
 def test_errors_name_file_and_field(tmp_path: Path, edit, where: str) -> None:
     folder = make(tmp_path, edit(VALID))
     with pytest.raises(SubmissionError) as err:

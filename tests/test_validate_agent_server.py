@@ -27,6 +27,7 @@ def validate(sub: Path, cfg: Path, out: Path, *extra: str) -> subprocess.Complet
                            str(out), *extra], capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow
 def test_validate_no_docker_drives_the_submissions_own_server_command(tmp_path: Path) -> None:
     port = free_port()
     sub = simulstream_submission(tmp_path / "subs", "local", declared_port=port, listen_port=port,

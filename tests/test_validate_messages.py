@@ -84,6 +84,7 @@ def test_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     one_line_error(validate(folder, target), target)
 
 
+@pytest.mark.slow
 def test_output_with_results_needs_overwrite(tmp_path: Path) -> None:
     folder = make_submission(tmp_path / "subs", "fine", "python3 probe_agent.py copy")
     out = tmp_path / "out"

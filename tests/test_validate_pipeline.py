@@ -38,6 +38,7 @@ def test_no_docker_reports_a_crash(tmp_path):
     assert "status       crash: exit code 3 after 1/3 instances  [partial output]" in proc.stdout
 
 
+@pytest.mark.slow
 def test_no_docker_enforces_the_idle_timeout(tmp_path):
     """The local backend runs under the same watchdog as Docker: a client that never asks is killed, not waited on."""
     folder = make_submission(tmp_path / "subs", "local-hang", "python3 probe_agent.py hang")

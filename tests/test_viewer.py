@@ -65,6 +65,7 @@ def driver(chromium: tuple[Path, Path], tmp_path: Path) -> Iterator[object]:
     drv.quit()
 
 
+@pytest.mark.slow
 def test_a_run_in_progress_shows_its_instances_as_they_land(driver, tmp_path: Path) -> None:
     sources = ["one two three", "four five", "six seven eight nine"]
     cfg = make_text_task(tmp_path, sources)
@@ -111,6 +112,7 @@ def test_a_run_in_progress_shows_its_instances_as_they_land(driver, tmp_path: Pa
         run.wait(120)
 
 
+@pytest.mark.slow
 def test_it_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
     cfg = make_text_task(tmp_path)
     run_dir = tmp_path / "run"
@@ -129,6 +131,7 @@ def test_it_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
         viewer.wait(10)
 
 
+@pytest.mark.slow
 def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: Path) -> None:
     from leaderboard.live import RECHECK_S, ResultsSite
 
@@ -158,6 +161,7 @@ def test_a_simuleval_run_folder_and_a_results_folder(fixture_results, tmp_path: 
         viewer.wait(10)
 
 
+@pytest.mark.slow
 def test_a_scored_run_is_drawn_by_the_leaderboards_own_pages(driver, tmp_path: Path) -> None:
     import json
 
