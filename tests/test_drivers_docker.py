@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness.images.base import DEFAULT_TAG
-from tests.evaluate_data.support import leftovers
+from tests.evaluate_data.support import leftovers, run_owned
 from tests.text_task import make_text_task
 
 pytestmark = [pytest.mark.docker]
@@ -33,12 +32,12 @@ def _echo_submission(root: Path, name: str, cmd: str, port: int = 2023) -> None:
         f"port: {port}\n", encoding="utf-8")
 
 
-def _evaluate(subs: Path, config: Path, out: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(config),
-                           "--output", str(out), "--dataset", "dev", "--workers", "2"],
-                          capture_output=True, text=True, timeout=900)
+def _evaluate(subs: Path, config: Path, out: Path) -> tuple[dict, int]:
+    """The runs of `harness evaluate` by submission, and the harness's pid (its resources' label)."""
+    proc, pid = run_owned([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(config),
+                           "--output", str(out), "--dataset", "dev", "--workers", "2"], timeout=900)
     assert proc.returncode == 0, proc.stderr
-    return {r["submission"]: r for r in json.loads((out / "summary.json").read_text())["runs"]}
+    return {r["submission"]: r for r in json.loads((out / "summary.json").read_text())["runs"]}, pid
 
 
 def test_echo_services_good_hostile_and_broken(tmp_path: Path) -> None:
@@ -49,7 +48,7 @@ def test_echo_services_good_hostile_and_broken(tmp_path: Path) -> None:
     _echo_submission(subs, "echo", f'["python3", "/app/echo_service.py", "2023", "--probe", "{probes}"]')
     _echo_submission(subs, "wrongport", '["python3", "/app/echo_service.py", "9999"]')
     _echo_submission(subs, "crasher", '["python3", "/app/echo_service.py", "2023", "--exit", "3"]')
-    runs = _evaluate(subs, config, tmp_path / "results")
+    runs, pid = _evaluate(subs, config, tmp_path / "results")
 
     echo = runs["echo"]
     assert echo["status"] == "ok", echo.get("reason")
@@ -71,7 +70,7 @@ def test_echo_services_good_hostile_and_broken(tmp_path: Path) -> None:
 
     crash = runs["crasher"]
     assert crash["status"] == "crash" and "code 3" in crash["reason"] and "crashing at start" in crash["reason"]
-    assert leftovers("harness=1") == []
+    assert leftovers(f"harness.pid={pid}") == []
 
 
 @pytest.mark.apertium
@@ -82,7 +81,7 @@ def test_simuleval_service_image_scores_equal_the_native_client(tmp_path: Path) 
     sub = tmp_path / "subs" / "service"
     shutil.copytree(template, sub, ignore=shutil.ignore_patterns("wheels"))
     assert fill(sub) == 0
-    runs = _evaluate(tmp_path / "subs", ROOT / "configs" / "demo.yaml", tmp_path / "results")
+    runs, _ = _evaluate(tmp_path / "subs", ROOT / "configs" / "demo.yaml", tmp_path / "results")
     assert runs["service"]["status"] == "ok", runs["service"].get("reason")
     driven = json.loads((tmp_path / "results" / "service" / "dev" / "scores.json").read_text())
     from harness.cli import main

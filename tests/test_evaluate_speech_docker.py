@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 import soundfile
 
 from harness.images.base import DEFAULT_TAG
-from tests.evaluate_data.support import leftovers
+from tests.evaluate_data.support import leftovers, run_owned
 from tests.speech_task import AGENT, SENTENCES, make_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.espeak]
@@ -27,9 +26,8 @@ def test_speech_submission_receives_every_sample(tmp_path: Path) -> None:
         "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"
         "command: harness client --server \"$HARNESS_SERVER_URL\" --audio pcm16 --agent agent.py\n", encoding="utf-8")
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
-                           str(config), "--output", str(out), "--dataset", "dev"],
-                          capture_output=True, text=True, timeout=600)
+    proc, pid = run_owned([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
+                           str(config), "--output", str(out), "--dataset", "dev"], timeout=600)
     assert proc.returncode == 0, proc.stderr
     run = json.loads((out / "summary.json").read_text())["runs"][0]
     assert run["status"] == "ok", run["reason"]
@@ -43,4 +41,4 @@ def test_speech_submission_receives_every_sample(tmp_path: Path) -> None:
     scores = json.loads((out / "counter" / "dev" / "scores.json").read_text())
     assert scores["AL"]["unit"] == "ms" and scores["LAAL"]["score"] == pytest.approx(
         sum(r["source_length"] for r in records) / len(records))
-    assert leftovers("harness=1") == []  # nothing of the run is left behind
+    assert leftovers(f"harness.pid={pid}") == []  # nothing of the run is left behind

@@ -63,6 +63,19 @@ def patient_config(folder: Path) -> Path:
     return path
 
 
+def run_owned(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run a command to its end, as subprocess.run with captured text output, and also return its pid: what the
+    harness it starts made carries `harness.pid=<pid>`, so a leftover check looks at this run's resources only
+    (another test's, running beside it on the same engine, are not this test's business)."""
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err), proc.pid
+
+
 def leftovers(label: str) -> list[str]:
     """Swarm services, containers and networks carrying `label` (e.g. `harness.run=abc` or `harness.pid=123`)."""
     listed = subprocess.run(["docker", "service", "ls", "-q", "--filter", f"label={label}"], capture_output=True,
