@@ -2,8 +2,9 @@
 
 Timing is the server's own: `Rounds.handed()` marks the moment a segment leaves for the participant (the server's
 "depart"), `Rounds.answered()` the moment the participant's answer is in (the next "arrive"); the time between
-counts as the participant's, exactly as the time between a native client's requests does. Encoding a segment and
-decoding an answer happen outside that window: the driver's own work is not charged to the participant.
+counts as the participant's, exactly as the time between a native client's requests does, and so does every
+further request whose answer shapes the output (SimulStream's `tokens_to_string`). Encoding a segment happens
+before that window: the driver's own work is not charged to the participant.
 
 Verdicts: an answer after the instance's time limit, or slower than `limits.idle_timeout_s` (as a native client
 computing that long without a request), ends the instance as `timeout` (so does the server's own idle check, when it
