@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from harness import layout
@@ -104,8 +105,18 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
         result.window = (wall0, time.time())
         result.instances_done = len(read_statuses(run_dir.instances_log))
         _measure(spec, backend, run_dir, result)
+        if result.outcome.partial and not _wrote_anything(run_dir):  # "partial output" only where there is some
+            result.outcome = replace(result.outcome, partial=False)
         if result.outcome.status != failures.OK:
             result.client_log_tail = last_lines(run_dir.client_log)
+
+
+def _wrote_anything(run_dir: layout.RunDir) -> bool:
+    """Whether an instance of the run log has output (True when the log cannot be read: nothing is hidden)."""
+    try:
+        return failures.has_output(read_records(run_dir.instances_log))
+    except HarnessError:
+        return True
 
 
 def _measure(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult) -> None:
