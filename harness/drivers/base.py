@@ -37,8 +37,9 @@ from harness.drivers.http import (
 )
 from harness.jsonio import write_json
 from harness.protocol import ProtocolError, StepRequest, StepResponse
+from harness.runmeta import harness_stop
 from harness.server.evaluation import Evaluation
-from harness.server.session import ERROR, VIOLATION
+from harness.server.session import ERROR, TIMEOUT, VIOLATION
 
 __all__ = ["DriverReport", "Rounds", "AgentServerDriver", "write_report"]
 
@@ -81,6 +82,7 @@ class DriverReport:
 
     interface: str
     state: str = "ready"  # ready | not_ready | violation (at start-up) | gone | done | failed (the harness's fault)
+    #                       | stopped (the harness killed the participant on a total or idle timeout)
     reason: str = ""
     instances: int = 0
 
@@ -108,6 +110,25 @@ class AgentServerDriver:
     def run_instance(self, index: int, deadline: float) -> None:
         raise NotImplementedError
 
+    def _verdict(self, index: int, exc: ParticipantError, report: DriverReport) -> bool:
+        """Log instance `index` after what its participant did; whether the run goes on. Once the harness has
+        decided to kill the participant (a total or idle timeout, `runmeta.harness_stop`), what fails from then on
+        is the harness's doing: the instance is a `timeout` "cut by the harness", and the run stops there."""
+        stopped = harness_stop(layout.RunDir(self.evaluation.writer.output))
+        if stopped is not None:
+            self.evaluation.fail(index, TIMEOUT, f"cut by the harness ({stopped}): {exc}")
+            report.state, report.reason = "stopped", f"the harness ended the run ({stopped})"
+            return False
+        if isinstance(exc, ParticipantTimeout):
+            self.evaluation.expire(index, str(exc))
+        elif isinstance(exc, ParticipantGone):
+            self.evaluation.fail(index, ERROR, str(exc))
+            report.state, report.reason = "gone", str(exc)
+            return False
+        else:
+            self.evaluation.fail(index, VIOLATION, str(exc))
+        return True
+
     def run(self, startup_timeout_s: float) -> DriverReport:
         report = DriverReport(self.interface)
         try:
@@ -124,14 +145,9 @@ class AgentServerDriver:
             deadline = time.monotonic() + limits.instance_timeout_s
             try:
                 self.run_instance(index, deadline)
-            except ParticipantTimeout as exc:
-                self.evaluation.expire(index, str(exc))
-            except ParticipantGone as exc:
-                self.evaluation.fail(index, ERROR, str(exc))
-                report.state, report.reason = "gone", str(exc)
-                return report
             except ParticipantError as exc:
-                self.evaluation.fail(index, VIOLATION, str(exc))
+                if not self._verdict(index, exc, report):
+                    return report
             except ProtocolError:
                 if index not in self.evaluation.finished:
                     raise
