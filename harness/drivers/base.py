@@ -13,7 +13,9 @@ answer, or a connection closed mid-answer ends it as `protocol_violation` naming
 stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
 never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`; one
 whose start-up answer proves it speaks the interface wrongly (`http.wait_listening`) leaves them unlogged too, at
-once, and the report says `violation`.
+once, and the report says `violation`. Once the harness has noted that it is killing the participant (its own total
+or idle timeout, `runmeta.harness_stop`), the instance the kill cuts is a `timeout` "cut by the harness", no further
+instance is driven, and the report says `stopped`.
 
 Whatever a participant sends is at worst a `protocol_violation` of its instance: an exception the driver raises on
 an answer (a bug it provokes, too) ends that instance so, naming the exception. Only a fault of the harness's own

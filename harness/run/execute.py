@@ -161,13 +161,15 @@ def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: Run
 DRIVER_GRACE_S = 10.0
 
 
-def _driven_watch(run_dir: layout.RunDir) -> tuple[Callable[[], bool], Callable[[str], None]]:
+def _driven_watch(run_dir: layout.RunDir, startup_timeout_s: float) -> tuple[Callable[[], bool], Callable[[str], None]]:
     """For an agent server: (whether it has started: the driver's first good probe is in run.json, so the idle
-    window opens then; the note that the harness is killing it, written before the kill)."""
+    window opens then, or at the latest once the driver's start-up limit is past; the note that the harness is
+    killing it, written before the kill)."""
+    latest = time.monotonic() + startup_timeout_s + DRIVER_GRACE_S
 
     def ready() -> bool:
         try:
-            return FIRST_REQUEST in read_run_meta(run_dir)
+            return FIRST_REQUEST in read_run_meta(run_dir) or time.monotonic() > latest
         except HarnessError:  # being replaced right now: asked again at the next poll
             return False
 
@@ -192,7 +194,8 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
     participant = backend.start_participant(spec, run_dir)
     t_run = time.monotonic()
     timings["startup_s"] = t_run - t0
-    ready, before_kill = (_driven_watch(run_dir) if spec.driven else (None, None))
+    ready, before_kill = (_driven_watch(run_dir, spec.config.limits.startup_timeout_s) if spec.driven
+                          else (None, None))
     exit_code, result.timed_out, result.first_instance_s = watch(
         participant, run_dir.instances_log, spec.config.limits, stop, t_run, result.instances_expected,
         on_progress, backend.server_output(), ready=ready, before_kill=before_kill)
