@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.fields import not_one_of, unknown_fields
+from harness.fields import name_hint, not_one_of, unknown_fields
 from harness.metric_registry import (
     ALL_LATENCY_METRICS,
     LATENCY_METRICS,
@@ -137,7 +137,7 @@ class Track:
     def dataset(self, name: str) -> Dataset:
         """The dataset called `name`, or a ConfigError listing the ones that exist."""
         if name not in self.datasets:
-            raise ConfigError(f"track {self.name!r} has no dataset {name!r} (has: {', '.join(self.datasets)})")
+            raise ConfigError(f"track {self.name!r} has no dataset {name!r}{name_hint(name, self.datasets)}")
         return self.datasets[name]
 
 
@@ -424,6 +424,10 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
     pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
     pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
+    for kind, chosen, listed in (("quality", pq, quality), ("latency", pl, latency)):
+        if kind in primary and chosen not in listed:  # a primary metric is scored and shown with its list's
+            r.collect(r.fail(f"{where}.primary.{kind}", f"{chosen} is not in the track's {kind} list "
+                                                       f"[{', '.join(listed)}]: add it there or pick one of those"))
     regimes = _regimes(r, m, where)
     datasets = _datasets(r, m, where, check_files, longform)
     default_seg = 320 if modality == "speech" else 1

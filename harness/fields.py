@@ -17,6 +17,9 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
     for k in known:
         if _norm(k) == _norm(name):
             return k
+    for k in known:  # the same letters in another order: a transposition ('taks' is 'task', not 'tracks')
+        if sorted(_norm(k)) == sorted(_norm(name)):
+            return k
     # Typos keep the first letter far more often than not: a 0.6 match must share it ('src' → 'source'), any other
     # needs 0.8 (so 'extra' is not taken for 'track').
     by_norm = {_norm(k): k for k in known}
@@ -38,20 +41,30 @@ def unknown_field(mapping: Mapping[Any, Any], known: Iterable[str]) -> tuple[str
     """(key, message) for the first key of `mapping` not in `known`, or None when every key is known.
 
     The message reads `unknown field; did you mean 'latency_unit'?`, or lists the known fields when nothing is close.
+    A field the mapping lacks is suggested before one it has (`taks:` beside `tracks:` means `task`).
     """
+    found = unknown_fields(mapping, known)
+    return found[0] if found else None
+
+
+def unknown_fields(mapping: Mapping[Any, Any], known: Iterable[str]) -> list[tuple[str, str]]:
+    """(key, message) of every key of `mapping` not in `known`, in its order (each as `unknown_field` words it)."""
     known = tuple(known)
+    absent = [k for k in known if k not in mapping]
+    found = []
     for key in mapping:
         if key in known:
             continue
         name = str(key)
-        guess = suggest(name, known)
-        if guess is not None:
-            return name, f"unknown field; did you mean {guess!r}?"
-        return name, f"unknown field (known: {', '.join(known)})"
-    return None
+        guess = suggest(name, absent) or suggest(name, known)
+        found.append((name, f"unknown field; did you mean {guess!r}?" if guess is not None
+                      else f"unknown field (known: {', '.join(known)})"))
+    return found
 
 
-def unknown_fields(mapping: Mapping[Any, Any], known: Iterable[str]) -> list[tuple[str, str]]:
-    """(key, message) of every key of `mapping` not in `known`, in its order (as `unknown_field`)."""
-    known = tuple(known)
-    return [bad for key in mapping if key not in known and (bad := unknown_field({key: None}, known)) is not None]
+def name_hint(name: str, known: Iterable[str]) -> str:
+    """`; did you mean 'dev'?` when `name` is close to one of `known`, else ` (has: dev, test)`: the end of a
+    message about a name that is not there (`--dataset devv`)."""
+    known = list(dict.fromkeys(known))
+    guess = suggest(name, known)
+    return f"; did you mean {guess!r}?" if guess is not None else f" (has: {', '.join(known)})"

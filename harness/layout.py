@@ -32,6 +32,7 @@ SERVER_LOG = "server.log"
 PREPARE_LOG = "prepare.log"
 DRIVER_REPORT = "driver.json"
 START_GATE = ".start-gate"
+HARNESS_STOP = ".harness-stop"
 MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
@@ -79,6 +80,12 @@ class RunDir:
     def start_gate(self) -> Path:
         """Exists while a participant started early may run (`run/gate.py`); removed when the run ends."""
         return self.path / START_GATE
+
+    @property
+    def harness_stop(self) -> Path:
+        """Written by the harness (its reason inside) just before it kills the participant on a total or idle
+        timeout, so that the driver marks the instance it cuts as cut by the harness (`runmeta.harness_stop`)."""
+        return self.path / HARNESS_STOP
 
     @property
     def driver_report(self) -> Path:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "unit_of",
     "describe_key",
     "function_of",
+    "interval_floor",
     "computation_aware_applies",
     "PEERS",
 ]
@@ -58,6 +59,7 @@ class MetricSpec:
     segmentation: str = "both"  # shortform | longform | both: the tracks it is computed on
     optional: bool = False  # computed only when a track (or --metrics) asks for it: its cost is not small
     model: bool = False  # computed by a neural checkpoint the organizer names (COMET, XCOMET, BLEURT)
+    signed: bool = False  # a latency whose value may be below 0 by definition (EndOffset: written before the end)
 
     @property
     def higher_is_better(self) -> bool:
@@ -93,7 +95,9 @@ REGISTRY: dict[str, MetricSpec] = {
              "Length-Adaptive Average Lagging: AL with the ideal rate taken from the longer of hypothesis and "
              "reference, so over-long outputs are not rewarded."),
         _lat("AP", "average_proportion",
-             "Average Proportion: mean fraction of the source read when each target word was written (0–1).",
+             "Average Proportion: the fraction of the source read when each target word was written, summed and "
+             "divided by the reference's length (0–1 for an output no longer than its reference; above 1 for a "
+             "longer output, and computation-aware for a system slower than the source).",
              unit="proportion"),
         _lat("DAL", "differentiable_average_lagging",
              "Differentiable Average Lagging: AL where each word is at least one source-per-target step after the "
@@ -101,8 +105,9 @@ REGISTRY: dict[str, MetricSpec] = {
         _lat("ATD", "average_token_delay",
              "Average Token Delay: mean time between a source token and the target token that corresponds to it."),
         _lat("StartOffset", "start_offset", "Start offset: source read before the first target word."),
-        _lat("EndOffset", "end_offset",
-             "End offset: delay of the last target word minus the source length (0: written at the end)."),
+        replace(_lat("EndOffset", "end_offset",
+                     "End offset: delay of the last target word minus the source length (0: written at the end)."),
+                signed=True),
         _lat("YAAL", "yet_another_average_lagging",
              "Yet Another Average Lagging: LAAL restricted to the words written before the source ended."),
         MetricSpec("CW", "latency", LOWER, DELAY_UNIT,
@@ -265,6 +270,14 @@ def describe_key(key: str, delay_unit: str = "word") -> dict[str, Any]:
         definition += f" Reference set: {SET_NOTE.get(refset, refset)}."
     return {"kind": spec.kind, "direction": spec.direction, "unit": unit_of(spec, delay_unit),
             "definition": definition}
+
+
+def interval_floor(key: str) -> float | None:
+    """The lowest value a 95% interval of `key` is reported at: 0 for a latency that is not signed by definition
+    (a mean lag or proportion below 0 is no system's latency, even where a bootstrap of a skewed sample reaches
+    there), None for the rest."""
+    spec = spec_of(key)
+    return 0.0 if spec is not None and spec.kind == "latency" and not spec.signed else None
 
 
 def function_of(name: str) -> Callable[..., Any]:

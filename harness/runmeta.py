@@ -38,3 +38,24 @@ def update_run_meta(run: layout.RunDir, changes: dict[str, Any], remove: tuple[s
     meta.update(changes)
     write_json(run.run_meta, meta, sort_keys=True, default=str)
     return meta
+
+
+def note_harness_stop(run: layout.RunDir, reason: str) -> None:
+    """Say (in the run folder) that the harness is about to kill the participant, and why ("total timeout
+    (3600 s)"): what the participant's server fails to answer from then on is the harness's doing."""
+    run.harness_stop.write_text(reason + "\n", encoding="utf-8")
+
+
+def harness_stop(run: layout.RunDir) -> str | None:
+    """The harness's reason for killing the participant, or None while it has not decided to."""
+    try:
+        return run.harness_stop.read_text(encoding="utf-8").strip() or "stopped by the harness"
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "stopped by the harness"
+
+
+def clear_harness_stop(run: layout.RunDir) -> None:
+    """Remove the note (before a run starts, and once it is over)."""
+    run.harness_stop.unlink(missing_ok=True)

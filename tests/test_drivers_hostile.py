@@ -165,3 +165,27 @@ def test_an_answer_trickled_byte_by_byte_times_out_at_the_instance_limit(tmp_pat
     recs = outcome["recs"]
     assert recs[0]["status"] == "timeout" and "GET /output" in recs[0]["error"]
     assert [recs[i]["status"] for i in (1, 2)] == ["ok", "ok"]
+
+
+def test_simulstream_detokenizer_time_is_the_participants(tmp_path: Path) -> None:
+    """The text recorded is the participant's own `tokens_to_string` answer, so the time it takes is charged: a
+    server that answers `process_chunk` at once and holds `tokens_to_string` until the test releases it (at least
+    300 ms after the request came in) has that wait in the computation-aware time of the word it shaped (issue 32,
+    item 13). The first chunk's string needs no detokenizer; the second's (no leading space) does."""
+    cfg = speech_task(tmp_path, [1.2])
+    with FakeAgentServer("simulstream", {"GET /tokens_to_string": Act("wait")}, chunk_s=0.5) as fake:
+
+        def release_later() -> None:
+            fake.waiting.wait()
+            time.sleep(0.3)  # a lower bound on the participant's time, whatever the machine's speed
+            fake.release.set()
+
+        releaser = threading.Thread(target=release_later, daemon=True)
+        releaser.start()
+        report, recs = run_driver(cfg, tmp_path / "out", SIMULSTREAM, fake.port)
+        releaser.join()
+    assert report.state == "done"
+    rec = recs[0]
+    assert rec["status"] == "ok" and rec["prediction"] == "w1 w2 w3"
+    assert fake.calls.count("GET /tokens_to_string") >= 1
+    assert rec["elapsed"][1] - rec["delays"][1] >= 300.0, rec

@@ -2,7 +2,8 @@
 (`tests/agents/hostile_agent_server.py`), each misbehaving in one way, and the verdict each must get.
 
 * an answer nested 100,000 deep is the instances' `protocol_violation`, not the driver's death (`infra_error`);
-* a server the total timeout kills (exit 137) is a `timeout` naming the limit, not a `crash`;
+* a server the total timeout kills (exit 137) is a `timeout` naming the limit, not a `crash`, and the instance the
+  kill cut is logged as cut by the harness, not as the participant's protocol violation;
 * a start-up answer of 10 MiB, of garbage, or connections cut every time: a `protocol_violation` at once, after a
   probe or three, not a start-up `timeout` after 200 probes;
 * a server that listens on the declared port but never answers: a start-up `timeout` whose reason names no other
@@ -118,6 +119,12 @@ def test_our_total_timeout_is_a_timeout_not_a_crash(batch: tuple[Path, dict]) ->
     assert run["status"] == "timeout", run.get("reason")
     assert run["reason"].startswith(f"total timeout ({TOTAL_S} s) after "), run["reason"]
     assert _manifest_run(out, "hang-output")["timed_out"] == f"total timeout ({TOTAL_S} s)"
+    # the instance our kill cut is marked so, not the participant's violation, and none after it is an error
+    # (issue 32, item 15)
+    log = ResultsDir(out).run("hang-output", "dev").instances_log
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(r["index"], r["status"]) for r in records] == [(0, "timeout")], records
+    assert records[0]["error"].startswith(f"cut by the harness (total timeout ({TOTAL_S} s)): GET /output"), records
 
 
 @pytest.mark.parametrize(("sub", "probes", "reason"), [

@@ -68,6 +68,15 @@ class RaisesOnTwo(TextAgent):
             return ReadAction()
         return WriteAction(" ".join(states.source), finished=True)
 ''',
+    "raises_on_long": '''
+from harness.client.agent import TextAgent, ReadAction, WriteAction
+
+class RaisesOnLong(TextAgent):
+    def policy(self, states):
+        if len(states.source) >= 3:
+            raise RuntimeError("model exploded")
+        return ReadAction()
+''',
     "returns_none": '''
 from harness.client.agent import TextAgent
 
@@ -103,6 +112,26 @@ def test_agent_raising_on_one_instance_is_a_crash_as_under_docker(tmp_path: Path
     assert "RuntimeError: model exploded" in proc.stderr
     assert "harness/client" not in proc.stderr  # the agent's frames only
     assert "raises_on_2.py" in proc.stderr
+
+
+def test_an_agent_raising_in_most_instances_is_a_crash_named_for_it(tmp_path: Path) -> None:
+    """Issue 32, item 5: an agent that raises on every long instance and keeps reading on the one short instance is
+    a crash saying that the agent failed, in how many instances, where it raised; not a protocol violation, and no
+    "[partial output]" where nothing was written."""
+    proc = _harness_run(tmp_path, "raises_on_long")
+    assert proc.returncode == 1, proc.stderr
+    status = next(line for line in proc.stderr.splitlines() if line.startswith("harness run: status"))
+    assert "status crash: the agent failed in 3 of 3 instances" in status, status
+    assert "instance 0: error: RuntimeError: model exploded (raised at raises_on_long.py, line 7, in policy) " \
+           "(and 1 more like it)" in status, status
+    assert "instance 1: error: the agent kept reading after the end of the source" in status, status
+    assert "protocol_violation" not in status and "[partial output]" not in status
+
+
+def test_partial_output_is_named_where_some_output_exists(tmp_path: Path) -> None:
+    proc = _harness_run(tmp_path, "raises_on_2")
+    status = next(line for line in proc.stderr.splitlines() if line.startswith("harness run: status"))
+    assert "crash: the agent failed in 1 of 3 instances" in status and status.endswith("[partial output]"), status
 
 
 def test_policy_returning_none_one_traceback_and_a_count(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
 from harness.config import load_config, require_dataset_files
 from harness.errors import HarnessError
+from harness.fields import name_hint
 from harness.intake.discover import SubmissionRef, discover
 
 
@@ -166,7 +167,8 @@ def load_options(submissions: list[str | Path], config_path: Path, output: Path,
     config = load_config(config_path, check_files=False)  # the files of the datasets evaluated now are checked
     for ds in datasets:
         if not any(ds in t.datasets for t in config.tracks):
-            raise HarnessError(f"{config_path}: no track has a dataset {ds!r}")
+            known = [name for t in config.tracks for name in t.datasets]
+            raise HarnessError(f"{config_path}: no track has a dataset {ds!r}{name_hint(ds, known)}")
         for track in config.tracks:
             if ds in track.datasets:
                 require_dataset_files(config, track, ds)

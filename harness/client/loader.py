@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.client.agent import Agent
-from harness.client.tracebacks import agent_traceback
+from harness.client.tracebacks import agent_traceback, syntax_error_line
 from harness.errors import HarnessError
 
 
@@ -37,6 +37,8 @@ def load_agent_class(path: str | Path, class_name: str | None = None) -> type:
         spec.loader.exec_module(module)
     except HarnessError:
         raise
+    except SyntaxError as exc:  # the file and line say it all: no frames of the import machinery
+        raise HarnessError(f"importing the agent failed: {syntax_error_line(p, exc)}") from None
     except Exception as exc:
         raise HarnessError(f"{p}: importing the agent failed: {type(exc).__name__}: {exc}\n"
                            f"{agent_traceback(exc).rstrip()}") from None

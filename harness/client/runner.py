@@ -3,8 +3,13 @@
 `--num-workers N` threads each hold their own connection and take instances from a shared queue. An agent
 that raises on an instance ends that instance with status `error` and the run goes on: the first traceback of
 each kind of failure is shown once (the agent's own frames), the others are counted ("N more instances failed
-the same way"). An instance whose agent writes nothing is counted as empty. A server that cannot be reached
-stops the run with one clear line.
+the same way"); the error the server logs for the instance names where the agent raised (`RuntimeError: boom
+(raised at agent.py, line 7, in policy)`). An instance whose agent writes nothing is counted as empty. A server that
+cannot be reached stops the run with one clear line.
+
+Reads after the end of the source are answered here, without a round trip (the server has nothing more to serve):
+an agent that keeps reading is stopped after `MAX_READS_AFTER_END` of them in an instance, that instance's error
+saying what to return, in the time its policy takes to be asked that often (not that many round trips).
 
 With `limits` (joint mode), the workers run in threads watched by the calling thread: an agent that does not
 return within the idle timeout (or past the instance timeout) has its instance ended as `timeout` through
@@ -24,8 +29,22 @@ from typing import Any
 from harness.client.agent import Agent, AgentStates, ReviseAction, WriteAction
 from harness.client.connection import Connection, ServerRefused
 from harness.client.progress import DecodeProgress
-from harness.client.tracebacks import agent_traceback
+from harness.client.tracebacks import agent_traceback, raised_at
 from harness.protocol import EOS, StepRequest, StepResponse, pcm16_to_floats
+
+#: reads after the end of the source an agent may ask for in one instance (as the server's own limit)
+MAX_READS_AFTER_END = 10_000
+
+
+class AgentMisbehaved(Exception):
+    """The agent broke a rule of the agent API; the message says which, and what it should have done."""
+
+
+def failure_kind(exc: BaseException) -> str:
+    """One line naming a failure of the agent: `RuntimeError: boom`, or the rule an `AgentMisbehaved` states."""
+    if isinstance(exc, AgentMisbehaved):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:400]
 
 
 @dataclass
@@ -45,12 +64,13 @@ class RunSummary:
 
     def report_failure(self, index: int, exc: BaseException, agent: Agent) -> None:
         """Show the first failure of a kind with the agent's traceback; count the ones like it."""
-        kind = f"{type(exc).__name__}: {exc}".splitlines()[0][:400]
+        kind = failure_kind(exc)
         seen = kind in self.failures
         self.failures[kind] = self.failures.get(kind, 0) + 1
         if not seen:
             print(f"harness client: instance {index}: agent failed: {kind}", file=sys.stderr)
-            print(agent_traceback(exc), end="", file=sys.stderr)
+            if not isinstance(exc, AgentMisbehaved):
+                print(agent_traceback(exc), end="", file=sys.stderr)
 
     def failure_lines(self) -> list[str]:
         """One line per kind of failure seen more than once."""
@@ -120,57 +140,83 @@ def _write_request(agent: Agent, states: Any, action: Any, start: bool) -> StepR
 
 def _report_agent_failure(conn: Connection, agent: Agent, index: int, exc: Exception, summary: RunSummary | None,
                           start: bool) -> None:
-    """An agent's exception: reported (to `summary`, else on stderr) and sent to the server as the instance's error."""
-    line = f"{type(exc).__name__}: {exc}".splitlines()[0][:400]
+    """An agent's exception: reported (to `summary`, else on stderr) and sent to the server as the instance's error,
+    with where the agent raised it."""
+    line = failure_kind(exc)
     if summary is not None:
         with _REPORT_LOCK:
             summary.report_failure(index, exc, agent)
     else:
         print(f"harness client: instance {index}: agent failed: {line}", file=sys.stderr)
-    conn.step(index, StepRequest(error=line, start=start))
+    where = "" if isinstance(exc, AgentMisbehaved) else raised_at(exc)
+    conn.step(index, StepRequest(error=f"{line} (raised at {where})" if where else line, start=start))
+
+
+def _kept_reading(wrote: bool) -> AgentMisbehaved:
+    what = "without finishing the instance" if wrote else "without writing anything"
+    return AgentMisbehaved(f"the agent kept reading after the end of the source ({MAX_READS_AFTER_END} reads) {what}: "
+                           "once states.source_finished is true, return WriteAction(text, finished=True)")
+
+
+def _decide(agent: Agent, states: AgentStates, watch: _Watch | None) -> Any:
+    """The agent's next action, with the time it spends deciding marked for the watching thread."""
+    if watch is not None:
+        watch.in_agent = time.monotonic()
+    try:
+        return agent.decide(states)
+    finally:
+        if watch is not None:
+            watch.in_agent = None
+
+
+def _ended(resp: StepResponse, wrote: bool, summary: RunSummary | None) -> str:
+    """The status of an instance the server says is finished (an ok one without output counts as empty)."""
+    status = resp.status or "ok"
+    if not wrote and status == "ok" and summary is not None:
+        with _REPORT_LOCK:
+            summary.empty += 1
+    return status
 
 
 def decode_instance(conn: Connection, agent: Agent, index: int, audio: str = "json",
                     summary: RunSummary | None = None, watch: _Watch | None = None) -> tuple[str, int]:
     """Decode one instance; returns (status, number of actions). Agent errors end the instance as `error`
-    (reported through `summary`); an instance where nothing was written counts in `summary.empty`."""
+    (reported through `summary`); an instance where nothing was written counts in `summary.empty`. Reads after
+    the end of the source are answered here (see the module docstring)."""
     states = agent.build_states()
     states.instance_id = index
     start = True
-    actions = 0
+    actions = past_end = 0
     wrote = False
     while True:
+        req: StepRequest | None = None
         try:
-            if watch is not None:
-                watch.in_agent = time.monotonic()
-            action = agent.decide(states)
-            if watch is not None:
-                watch.in_agent = None
-            if action.is_read():
+            action = _decide(agent, states, watch)
+            if action.is_read() and states.source_finished and not start:
+                past_end += 1  # the server would serve nothing: answered here, no round trip
+                if past_end > MAX_READS_AFTER_END:
+                    raise _kept_reading(wrote)
+            elif action.is_read():
                 req = StepRequest(read=True, start=start, audio=audio)
             else:
                 req = _write_request(agent, states, action, start)
                 wrote = wrote or bool((req.write or "").strip())
         except Exception as exc:
-            if watch is not None:
-                watch.in_agent = None
-                if watch.abandoned:
-                    return "timeout", actions
+            if watch is not None and watch.abandoned:
+                return "timeout", actions
             _report_agent_failure(conn, agent, index, exc, summary, start)
             return "error", actions + 1
         if watch is not None and watch.abandoned:
             return "timeout", actions
+        if req is None:
+            continue
         resp = conn.step(index, req)
         actions += 1
         start = False
         if req.read:
             _absorb(agent, states, resp)
         if resp.finished:
-            status = resp.status or "ok"
-            if not wrote and status == "ok" and summary is not None:
-                with _REPORT_LOCK:
-                    summary.empty += 1
-            return status, actions
+            return _ended(resp, wrote, summary), actions
 
 
 _REPORT_LOCK = threading.Lock()

@@ -65,9 +65,22 @@ def _config_path(args: argparse.Namespace) -> Path | None:
     return None
 
 
+def _refuse_run_folder(results: Path) -> None:
+    """One line pointing to `harness view` when RESULTS is one run's folder (what `harness run` writes), not the
+    results folder of `harness evaluate` a leaderboard is made of."""
+    from harness.errors import HarnessError
+
+    if layout.ResultsDir(results).summary.is_file():
+        return
+    if layout.log_path(results).is_file():
+        raise HarnessError(f"{results}: a run folder (instances.log), not the results folder of `harness evaluate` "
+                           f"(summary.json): see its timelines with `harness view {results}`")
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
 
+    _refuse_run_folder(args.results)
     cfg_path = _config_path(args)
     config = load_config(cfg_path, check_files=False) if cfg_path else None
     render = leaderboard_module("render")

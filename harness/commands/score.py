@@ -283,6 +283,19 @@ def _logs_per_folder(paths: list[str]) -> dict[Path, int]:
     return Counter(log.parent for log in logs)
 
 
+def _require_log(path: str, foreign: bool) -> None:
+    """A folder without instances.log: one line naming both forms (a run folder, another tool's log)."""
+    from harness import layout
+    from harness.errors import HarnessError
+
+    folder = Path(path)
+    if foreign or not folder.is_dir() or layout.log_path(folder).is_file():
+        return
+    raise HarnessError(f"{folder}: no instances.log in this folder; score a run folder or an instances.log, or "
+                       f"another tool's long-form log (SimulStream, OmniSTEval) with `harness score LOG "
+                       f"--segmentation YAML --references FILE`")
+
+
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
     from harness import layout
@@ -299,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
     shared = _logs_per_folder(args.path)
     results = []
     for path in args.path:
+        _require_log(path, bool(args.segmentation))
         if args.segmentation:
             log, records = foreign_longform_records(path, args)
             scores, rows = score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",

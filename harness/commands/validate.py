@@ -35,7 +35,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, check_files=False)  # only the files of the dataset validated on matter
     if not any(args.dataset in t.datasets for t in config.tracks):
-        raise HarnessError(f"{args.config}: no track has a dataset {args.dataset!r}")
+        from harness.fields import name_hint
+
+        known = [name for t in config.tracks for name in t.datasets]
+        raise HarnessError(f"{args.config}: no track has a dataset {args.dataset!r}{name_hint(args.dataset, known)}")
     if not (args.submission / "submission.yaml").is_file() and not args.submission.is_dir():
         raise HarnessError(f"{args.submission}: submission folder not found")
     for track in _tracks_run(config, args.submission, args.dataset):

@@ -2,8 +2,9 @@
 
 Timing is the server's own: `Rounds.handed()` marks the moment a segment leaves for the participant (the server's
 "depart"), `Rounds.answered()` the moment the participant's answer is in (the next "arrive"); the time between
-counts as the participant's, exactly as the time between a native client's requests does. Encoding a segment and
-decoding an answer happen outside that window: the driver's own work is not charged to the participant.
+counts as the participant's, exactly as the time between a native client's requests does, and so does every
+further request whose answer shapes the output (SimulStream's `tokens_to_string`). Encoding a segment happens
+before that window: the driver's own work is not charged to the participant.
 
 Verdicts: an answer after the instance's time limit, or slower than `limits.idle_timeout_s` (as a native client
 computing that long without a request), ends the instance as `timeout` (so does the server's own idle check, when it
@@ -12,7 +13,9 @@ answer, or a connection closed mid-answer ends it as `protocol_violation` naming
 stops listening ends the instance as `error` and the run (the driver's report says `gone`). A participant that
 never listens within `limits.startup_timeout_s` leaves every instance unlogged and the report says `not_ready`; one
 whose start-up answer proves it speaks the interface wrongly (`http.wait_listening`) leaves them unlogged too, at
-once, and the report says `violation`.
+once, and the report says `violation`. Once the harness has noted that it is killing the participant (its own total
+or idle timeout, `runmeta.harness_stop`), the instance the kill cuts is a `timeout` "cut by the harness", no further
+instance is driven, and the report says `stopped`.
 
 Whatever a participant sends is at worst a `protocol_violation` of its instance: an exception the driver raises on
 an answer (a bug it provokes, too) ends that instance so, naming the exception. Only a fault of the harness's own
@@ -36,8 +39,9 @@ from harness.drivers.http import (
 )
 from harness.jsonio import write_json
 from harness.protocol import ProtocolError, StepRequest, StepResponse
+from harness.runmeta import harness_stop
 from harness.server.evaluation import Evaluation
-from harness.server.session import ERROR, VIOLATION
+from harness.server.session import ERROR, TIMEOUT, VIOLATION
 
 __all__ = ["DriverReport", "Rounds", "AgentServerDriver", "write_report"]
 
@@ -80,6 +84,7 @@ class DriverReport:
 
     interface: str
     state: str = "ready"  # ready | not_ready | violation (at start-up) | gone | done | failed (the harness's fault)
+    #                       | stopped (the harness killed the participant on a total or idle timeout)
     reason: str = ""
     instances: int = 0
 
@@ -107,6 +112,25 @@ class AgentServerDriver:
     def run_instance(self, index: int, deadline: float) -> None:
         raise NotImplementedError
 
+    def _verdict(self, index: int, exc: ParticipantError, report: DriverReport) -> bool:
+        """Log instance `index` after what its participant did; whether the run goes on. Once the harness has
+        decided to kill the participant (a total or idle timeout, `runmeta.harness_stop`), what fails from then on
+        is the harness's doing: the instance is a `timeout` "cut by the harness", and the run stops there."""
+        stopped = harness_stop(layout.RunDir(self.evaluation.writer.output))
+        if stopped is not None:
+            self.evaluation.fail(index, TIMEOUT, f"cut by the harness ({stopped}): {exc}")
+            report.state, report.reason = "stopped", f"the harness ended the run ({stopped})"
+            return False
+        if isinstance(exc, ParticipantTimeout):
+            self.evaluation.expire(index, str(exc))
+        elif isinstance(exc, ParticipantGone):
+            self.evaluation.fail(index, ERROR, str(exc))
+            report.state, report.reason = "gone", str(exc)
+            return False
+        else:
+            self.evaluation.fail(index, VIOLATION, str(exc))
+        return True
+
     def run(self, startup_timeout_s: float) -> DriverReport:
         report = DriverReport(self.interface)
         try:
@@ -123,14 +147,9 @@ class AgentServerDriver:
             deadline = time.monotonic() + limits.instance_timeout_s
             try:
                 self.run_instance(index, deadline)
-            except ParticipantTimeout as exc:
-                self.evaluation.expire(index, str(exc))
-            except ParticipantGone as exc:
-                self.evaluation.fail(index, ERROR, str(exc))
-                report.state, report.reason = "gone", str(exc)
-                return report
             except ParticipantError as exc:
-                self.evaluation.fail(index, VIOLATION, str(exc))
+                if not self._verdict(index, exc, report):
+                    return report
             except ProtocolError:
                 if index not in self.evaluation.finished:
                     raise

@@ -12,9 +12,11 @@ however often it is repeated it holds at most one of the server's processors, an
 Answers are incremental outputs (`new_tokens`, `deleted_tokens`, with their strings). The driver keeps the tokens as
 SimulStream's own log reader does (deleted tokens come off the end, new ones are appended). Its text grows by an
 output's `new_string` when that string starts with a space (or the text is empty) and nothing was deleted; otherwise
-the driver asks the participant for the text of all its tokens (`GET /tokens_to_string`, after the answer's arrival
-is stamped: the driver's time, not the participant's), since a SentencePiece detokenizer strips the space before a
-new word from the string of one output. When the new text only extends the
+the driver asks the participant for the text of all its tokens (`GET /tokens_to_string`), since a SentencePiece
+detokenizer strips the space before a new word from the string of one output. That answer is the text recorded, so
+its time is the participant's: the output is stamped when the last answer that shapes it is in (the chunk's, or the
+detokenizer's after it), and a server cannot answer `process_chunk` at once with placeholder tokens and do its
+work uncharged in `tokens_to_string`. When the new text only extends the
 old one by whole words, the words are written; otherwise the whole text is written as a revision (the
 re-translation rules and NE apply), so nothing is lost of what the system erased.
 """
@@ -114,7 +116,8 @@ class SimulStreamHttp(AgentServerDriver):
 
     def _write(self, rounds: Rounds, t: float, hyp: Hypothesis, answer: Any, endpoint: str, *, finished: bool,
                session: dict[str, str], deadline: float) -> StepResponse:
-        """Record the answer that arrived at `t`; asking for the text of the tokens is the driver's own time."""
+        """Record the answer that arrived at `t`, at `t` or, when the text of the tokens had to be asked for, when
+        that answer arrived: every request whose answer shapes the output is the participant's time."""
         deleted, new = _increment(answer, endpoint)
         change = None
         if hyp.apply(deleted, new, endpoint):
@@ -123,6 +126,7 @@ class SimulStreamHttp(AgentServerDriver):
                 change = hyp.update(hyp.text + appended)  # words appended with their separator: no need to ask
             else:
                 change = hyp.update(self._detokenize(session, hyp.tokens, deadline))
+                t = self.evaluation.clock()  # the text recorded is this answer: its time is charged
         text, revise = change if change is not None else ("", False)
         return rounds.answered(t, text, revise=revise, finished=finished)
 

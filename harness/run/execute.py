@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from harness import layout
@@ -26,7 +27,7 @@ from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.run.tail import last_lines, log_tail
 from harness.run.watch import Participant, ServerOutput, watch
 from harness.runlog import read_failures, read_records, read_statuses
-from harness.runmeta import FIRST_REQUEST, read_run_meta
+from harness.runmeta import FIRST_REQUEST, clear_harness_stop, note_harness_stop, read_run_meta
 
 
 class Backend(Protocol):
@@ -77,6 +78,7 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
     expected = count_instances(spec.track, spec.dataset)
     result = RunResult(outcome=failures.Outcome(failures.INFRA_ERROR, "not started"), instances_expected=expected)
     t0, wall0 = time.monotonic(), time.time()
+    clear_harness_stop(run_dir)  # an earlier attempt's note is not this run's
     try:
         backend.prepare(spec, run_dir, result.timings)  # never part of the startup time or of any latency
         _run(spec, backend, run_dir, result, stop, on_progress, time.monotonic())
@@ -99,13 +101,24 @@ def execute_run(spec: RunSpec, stop: threading.Event | None = None,
     finally:
         t_down = time.monotonic()
         backend.teardown()
+        clear_harness_stop(run_dir)
         result.timings["teardown_s"] = time.monotonic() - t_down
         result.timings["total_s"] = time.monotonic() - t0
         result.window = (wall0, time.time())
         result.instances_done = len(read_statuses(run_dir.instances_log))
         _measure(spec, backend, run_dir, result)
+        if result.outcome.partial and not _wrote_anything(run_dir):  # "partial output" only where there is some
+            result.outcome = replace(result.outcome, partial=False)
         if result.outcome.status != failures.OK:
             result.client_log_tail = last_lines(run_dir.client_log)
+
+
+def _wrote_anything(run_dir: layout.RunDir) -> bool:
+    """Whether an instance of the run log has output (True when the log cannot be read: nothing is hidden)."""
+    try:
+        return failures.has_output(read_records(run_dir.instances_log))
+    except HarnessError:
+        return True
 
 
 def _measure(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult) -> None:
@@ -143,6 +156,33 @@ def _driven(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: Run
         client_tail=log_tail(run_dir.client_log), failed=read_failures(run_dir.instances_log))
 
 
+#: Seconds the harness waits, after killing an agent server on a timeout, for its driver to log the instance it
+#: cut and end the server by itself (it sees the connection go at once).
+DRIVER_GRACE_S = 10.0
+
+
+def _driven_watch(run_dir: layout.RunDir, startup_timeout_s: float) -> tuple[Callable[[], bool], Callable[[str], None]]:
+    """For an agent server: (whether it has started: the driver's first good probe is in run.json, so the idle
+    window opens then, or at the latest once the driver's start-up limit is past; the note that the harness is
+    killing it, written before the kill)."""
+    latest = time.monotonic() + startup_timeout_s + DRIVER_GRACE_S
+
+    def ready() -> bool:
+        try:
+            return FIRST_REQUEST in read_run_meta(run_dir) or time.monotonic() > latest
+        except HarnessError:  # being replaced right now: asked again at the next poll
+            return False
+
+    return ready, lambda reason: note_harness_stop(run_dir, reason)
+
+
+def _await_driver(server: ServerOutput) -> None:
+    """Wait (at most `DRIVER_GRACE_S`) for the server to end once the driver has seen the participant go."""
+    end = time.monotonic() + DRIVER_GRACE_S
+    while not server.ended and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunResult, stop: threading.Event,
          on_progress: Callable[[int, int], None] | None, t0: float) -> None:
     """The steps between start and teardown; fills `result`."""
@@ -154,9 +194,13 @@ def _run(spec: RunSpec, backend: Backend, run_dir: layout.RunDir, result: RunRes
     participant = backend.start_participant(spec, run_dir)
     t_run = time.monotonic()
     timings["startup_s"] = t_run - t0
+    ready, before_kill = (_driven_watch(run_dir, spec.config.limits.startup_timeout_s) if spec.driven
+                          else (None, None))
     exit_code, result.timed_out, result.first_instance_s = watch(
         participant, run_dir.instances_log, spec.config.limits, stop, t_run, result.instances_expected,
-        on_progress, backend.server_output())
+        on_progress, backend.server_output(), ready=ready, before_kill=before_kill)
+    if result.timed_out and spec.driven:
+        _await_driver(backend.server_output())
     timings["run_s"] = time.monotonic() - t_run
     result.exit_code = exit_code
     backend.collect(result, run_dir)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.status import FAILURES as FAILURES  # re-exported: callers spell failures.FAILURES
-from harness.status import RunStatus
+from harness.status import InstanceStatus, RunStatus
 
 OK = RunStatus.OK
 PARTIAL = RunStatus.PARTIAL
@@ -77,10 +77,12 @@ def classify_run(
 ) -> Outcome:
     """Decide a run's status from what Docker and the instances.log say.
 
-    Precedence: the out-of-memory flag, then a harness timeout (`timed_out` names which one), then instances the
-    server ended as protocol violations when every instance was logged (a command that exits non-zero after that
-    is not what went wrong), then a non-zero exit or an exit before every instance was finished (crash), then
-    protocol violations; finished with some instances timed out or in error is `partial`; everything fine is `ok`.
+    Precedence: the out-of-memory flag, then a harness timeout (`timed_out` names which one), then, when every
+    instance was logged and the command exited non-zero, the agent's own failures (instances in `error`: the
+    client's agent raised) as a crash when they are at least as many as the protocol violations, else the protocol
+    violations (a command that exits non-zero after that is not what went wrong); then a non-zero exit or an exit
+    before every instance was finished (crash), then protocol violations; finished with some instances timed out
+    or in error is `partial`; everything fine is `ok`.
     `failed` (index → (status, the server's reason), `runlog.read_failures`) puts the server's reasons for the
     first failed instances into the reason, so the person sees why without opening the log.
     """
@@ -97,11 +99,8 @@ def classify_run(
         return Outcome(TIMEOUT, f"{timed_out} after {progress}", partial)
     if exit_code is None:
         return Outcome(INFRA_ERROR, "participant container has no exit code", partial)
-    if exit_code != 0 and violations and done >= expected:
-        return Outcome(PROTOCOL_VIOLATION, f"{violations} of {expected} instances broke the protocol (then the "
-                       f"command exited with code {exit_code}){why}", True)
     if exit_code != 0:
-        return Outcome(CRASH, f"exit code {exit_code} after {progress}{why}", partial)
+        return _failed_exit(exit_code, counts, expected, why, partial)
     if done < expected:
         return Outcome(CRASH, f"exited (code 0) after only {progress}{why}", True)
     if violations:
@@ -113,17 +112,41 @@ def classify_run(
     return Outcome(OK, None, False)
 
 
+def _failed_exit(exit_code: int, counts: Counter[str], expected: int, why: str, partial: bool) -> Outcome:
+    """The verdict of a command that exited non-zero (see `classify_run`)."""
+    done = sum(counts.values())
+    violations = counts.get(PROTOCOL_VIOLATION, 0)
+    errors = counts.get(InstanceStatus.ERROR, 0)
+    if errors and errors >= violations and done >= expected:
+        return Outcome(CRASH, f"the agent failed in {errors} of {expected} instances{why}", partial)
+    if violations and done >= expected:
+        return Outcome(PROTOCOL_VIOLATION, f"{violations} of {expected} instances broke the protocol (then the "
+                       f"command exited with code {exit_code}){why}", True)
+    return Outcome(CRASH, f"exit code {exit_code} after {done}/{expected} instances{why}", partial)
+
+
 #: How many failed instances a run's reason names (the rest are counted).
 SHOWN_FAILURES = 2
 
 
 def failed_instances_note(failed: Mapping[int, tuple[str, str]]) -> str:
-    """`instance 0: protocol_violation: more than 10000 reads after the end of the source (and 39 more failed)`:
-    the server's reasons for the first failed instances, or "" when none failed."""
-    items = sorted(failed.items())
-    shown = [f"instance {i}: {status}" + (f": {why}" if why else "") for i, (status, why) in items[:SHOWN_FAILURES]]
-    more = len(items) - SHOWN_FAILURES
+    """`instance 0: error: RuntimeError: boom (raised at agent.py, line 7, in policy) (and 38 more like it);
+    instance 39: protocol_violation: ...`: the server's reasons for the first failed instance of each of the first
+    `SHOWN_FAILURES` kinds (status and reason), or "" when none failed."""
+    kinds: dict[tuple[str, str], list[int]] = {}
+    for i, kind in sorted(failed.items()):
+        kinds.setdefault(kind, []).append(i)
+    shown = []
+    for (status, why), indices in list(kinds.items())[:SHOWN_FAILURES]:
+        like = f" (and {len(indices) - 1} more like it)" if len(indices) > 1 else ""
+        shown.append(f"instance {indices[0]}: {status}" + (f": {why}" if why else "") + like)
+    more = sum(len(indices) for indices in list(kinds.values())[SHOWN_FAILURES:])
     return "; ".join(shown) + (f" (and {more} more failed)" if more > 0 else "")
+
+
+def has_output(records: Iterable[Mapping[str, object]]) -> bool:
+    """Whether any logged instance wrote something (a run's `partial` output is only worth the name then)."""
+    return any(str(rec.get("prediction") or "").strip() for rec in records)
 
 
 #: A shell's "command not found" line (dash, bash, busybox): `/bin/sh: 1: harnes: not found`,

@@ -10,6 +10,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
     run.json gets the host's hardware, the start-up time (from `started_at`, by default this process's start, to
     the agent's first request) and the compute time over the source (`harness.run.compute`).
     """
-    from harness.run.failures import classify_run
+    from harness.run.failures import classify_run, has_output
 
     evaluation = open_evaluation(config, dataset, output, track, resume=resume, overwrite=overwrite,
                                  system=system)
@@ -109,6 +110,8 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
         summary.outcome = classify_run(exit_code=client_exit_code(summary), oom_killed=False,
                                        timed_out=summary.timed_out, instance_statuses=statuses, expected=expected,
                                        failed=failed)
+        if summary.outcome.partial and not has_output(records):  # "partial output" only where there is some
+            summary.outcome = replace(summary.outcome, partial=False)
         _record_compute(evaluation, records, compute.process_started_at() if started_at is None else started_at)
     finally:
         evaluation.close()

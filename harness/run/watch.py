@@ -89,18 +89,39 @@ class Participant(Protocol):
         """Kill it (it may have exited meanwhile)."""
 
 
+class _Idle:
+    """The idle clock of a run: it starts when the participant is ready (`ready()`, for an agent server the driver's
+    first good probe: its start-up is bounded by `limits.startup_timeout_s`, not by the idle window), and is reset
+    by every instance logged and every line of the server's output."""
+
+    def __init__(self, limit: float, ready: Callable[[], bool] | None, now: float) -> None:
+        self.limit, self.ready, self.since = limit, ready, now
+
+    def progress(self, now: float) -> None:
+        self.since = now
+
+    def exceeded(self, now: float, server: ServerOutput) -> bool:
+        if self.ready is not None:
+            if not self.ready():
+                return False
+            self.ready, self.since = None, now  # ready now: the window starts here
+        return now - max(self.since, server.last_activity) > self.limit
+
+
 def watch(participant: Participant, log_path: Path, limits: Limits, stop: threading.Event, t_run: float,
           expected: int, on_progress: Callable[[int, int], None] | None,
-          server: ServerOutput) -> tuple[int | None, str | None, float | None]:
+          server: ServerOutput, *, ready: Callable[[], bool] | None = None,
+          before_kill: Callable[[str], None] | None = None) -> tuple[int | None, str | None, float | None]:
     """Wait for the participant to exit, enforcing the total and idle timeouts; `RunInterrupted` when `stop` is
     set; once the server's output ended (it exited) the participant is killed, since nothing it does from then on
-    counts. Returns (exit code, which timeout fired or None, seconds until the first instance was logged or
-    None)."""
+    counts. The idle window opens once `ready()` says the participant has started (default: at once);
+    `before_kill(reason)` is told which timeout fired before the participant is killed for it. Returns (exit code,
+    which timeout fired or None, seconds until the first instance was logged or None)."""
     last_size = -1
-    last_progress = time.monotonic()
     # The server ends an instance after instance_timeout_s, or idle_timeout_s without a request, and logs it; so a
     # working client finishes an instance at least every instance_timeout_s + idle_timeout_s.
     idle_limit = limits.instance_timeout_s + limits.idle_timeout_s
+    idle = _Idle(idle_limit, ready, time.monotonic())
     first_seen: float | None = None
     while True:
         code = participant.wait(POLL_S)
@@ -113,18 +134,20 @@ def watch(participant: Participant, log_path: Path, limits: Limits, stop: thread
         if size and first_seen is None:
             first_seen = now - t_run
         if size != last_size:
-            last_size, last_progress = size, now
+            last_size = size
+            idle.progress(now)
             if on_progress:
                 on_progress(len(read_statuses(log_path)), expected)
         if server.ended:
             participant.kill()
             return participant.wait(10), None, first_seen
-        activity = max(last_progress, server.last_activity)
         timed_out = None
         if now - t_run > limits.total_timeout_s:
             timed_out = f"total timeout ({limits.total_timeout_s:g} s)"
-        elif now - activity > idle_limit:
+        elif idle.exceeded(now, server):
             timed_out = f"idle timeout (no instance finished for {idle_limit:g} s)"
         if timed_out:
+            if before_kill is not None:
+                before_kill(timed_out)
             participant.kill()
             return participant.wait(10), timed_out, first_seen

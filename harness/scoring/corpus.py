@@ -30,7 +30,7 @@ from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import norm_score, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
 from harness.scoring.longform import is_longform_log, score_longform
-from harness.scoring.means import mean_records, value_blocks
+from harness.scoring.means import clip_interval, mean_records, value_blocks
 from harness.scoring.neural import model_metric_records
 from harness.scoring.options import ScoringOptions
 from harness.scoring.quality_step import QualityStep, quality_records, resampled_sums, start_quality
@@ -269,7 +269,7 @@ class _ShortRun:
         for name, (score, ci) in zip(names, means, strict=True):
             entry: dict[str, Any] = {
                 "score": score,
-                "ci95": ci,
+                "ci95": clip_interval(name, score, ci),
                 "reference_set": self.sets[0],
                 "computation_aware": name.endswith("_CA"),
                 **metric_registry.describe_key(name, self.delay_unit),

@@ -25,7 +25,7 @@ from harness.metrics.longform_latency import SOFT_METRICS, STREAM_METRICS, sente
 from harness.metrics.quality import resample_counts
 from harness.metrics.resegment import METHODS, SentenceOutput, resegment
 from harness.recordings import RefSentence
-from harness.scoring.means import mean_records
+from harness.scoring.means import clip_interval, mean_records
 from harness.scoring.neural import longform_source_texts, model_metric_records, needs_source
 from harness.scoring.options import ScoringOptions
 from harness.scoring.quality_step import quality_records, resampled_sums, start_quality
@@ -238,7 +238,7 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
                for m, n in names]
     out: dict[str, Any] = {}
     for (m, name), (score, ci) in zip(names, mean_records(columns, counts), strict=True):
-        entry: dict[str, Any] = {"score": score, "ci95": ci, "reference_set": first,
+        entry: dict[str, Any] = {"score": score, "ci95": clip_interval(name, score, ci), "reference_set": first,
                                  "computation_aware": name.endswith("_CA"), "resegmentation": m,
                                  "segmenter": segmenter_label(m, plan.lang, plan.unit),
                                  **metric_registry.describe_key(name, "ms")}

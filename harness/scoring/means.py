@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["mean_records", "value_blocks"]
+__all__ = ["clip_interval", "mean_records", "value_blocks"]
 
 
 def value_blocks(columns: list[Any]) -> tuple[Any, Any]:
@@ -53,3 +53,14 @@ def mean_records(columns: list[Any], counts: Any, resampled: Any = None
         lo = len(means) // 40
         out.append((score, [float(means[lo]), float(means[len(means) - lo - 1])]))
     return out
+
+
+def clip_interval(key: str, score: float | None, ci: list[float] | None) -> list[float] | None:
+    """`ci` of metric `key` with its bounds raised to the metric's floor (`metric_registry.interval_floor`: 0 for an
+    unsigned latency) when the score itself is not below it; a score below the floor keeps its interval as is."""
+    from harness.metric_registry import interval_floor
+
+    floor = interval_floor(key)
+    if ci is None or score is None or floor is None or score < floor:
+        return ci
+    return [max(ci[0], floor), max(ci[1], floor)]
