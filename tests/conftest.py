@@ -12,13 +12,16 @@ Helpers shared by several modules are plain modules of this folder, always impor
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import importlib.util
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -44,8 +47,6 @@ def _apertium() -> bool:
 
 def _lab() -> bool:
     """What scripts/swarm-lab.sh needs: root, iproute2, iptables, util-linux, dockerd and docker-registry."""
-    import os
-
     tools = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "curl")
     return os.geteuid() == 0 and all(shutil.which(t) for t in tools)
 
@@ -121,10 +122,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 break
 
 
+T = TypeVar("T")
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """`build(folder)` run once per test session, also when pytest-xdist runs the session in several worker
+    processes: the first worker builds under a lock in the folder all workers share, the others wait on the lock
+    and reuse what it built (a file-lock, not a time: nothing here depends on how fast a worker is)."""
+    import pickle
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    folder, done = shared / f"once-{name}", shared / f"once-{name}.pickle"
+    with open(shared / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if done.is_file():
+                return pickle.loads(done.read_bytes())
+            value = build(folder)
+            done.write_bytes(pickle.dumps(value))
+            return value
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(results dir, config path) of the leaderboard tests' results folder, built once per test session."""
-    return build_results(tmp_path_factory.mktemp("leaderboard") / "task")
+    return built_once(tmp_path_factory, "leaderboard", lambda folder: build_results(folder / "task"))
 
 
 @pytest.fixture(scope="session")
@@ -133,28 +158,24 @@ def comet_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pat
 
     Built where they are used (a checkpoint stores its encoder folder's absolute path); HF_HUB_OFFLINE is set
     for the whole session, so nothing is fetched from a hub."""
-    import os
-
     from harness.metrics.comet.toy import build_checkpoint
 
     os.environ["HF_HUB_OFFLINE"] = "1"
-    root = tmp_path_factory.mktemp("comet")
-    return {kind: build_checkpoint(root / kind, kind=kind) for kind in ("regression", "xcomet")}
+    return built_once(tmp_path_factory, "comet", lambda root: {kind: build_checkpoint(root / kind, kind=kind)
+                                                               for kind in ("regression", "xcomet")})
 
 
 @pytest.fixture(scope="session")
 def bleurt_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small random-initialised BLEURT checkpoint (bleurt-pytorch's layout), built offline once per session, with
     a WordPiece vocabulary of the bundled Spanish and English sentences."""
-    import os
-
     from harness.metrics.bleurt.toy import build_toy_bleurt
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     root = Path(__file__).resolve().parent.parent / "data" / "udhr"
     texts = [line for f in sorted(root.glob("*.*")) if f.suffix in (".es", ".en")
              for line in f.read_text(encoding="utf-8").splitlines()]
-    return build_toy_bleurt(tmp_path_factory.mktemp("bleurt") / "bleurt-toy", texts)
+    return built_once(tmp_path_factory, "bleurt", lambda root: build_toy_bleurt(root / "bleurt-toy", texts))
 
 
 @pytest.fixture(scope="session")
