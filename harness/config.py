@@ -414,6 +414,9 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     modality = r.choice(m, "modality", where, MODALITIES)
     segmentation, resegmentation, longform_end = _segmentation(r, m, where, modality)
     longform = segmentation == "longform"
+    profile = _profile(r, m, where, longform)
+    if "resegmentation" not in m and PROFILES[profile].quality_resegmentation:
+        resegmentation = PROFILES[profile].quality_resegmentation or resegmentation  # the campaign's own default
     latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
     default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
     quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
@@ -447,7 +450,7 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         segmentation=segmentation,
         resegmentation=resegmentation,
         longform_end=longform_end,
-        profile=_profile(r, m, where, longform),
+        profile=profile,
         anticipation=_anticipation(r, m, where, modality),
         regime_from=_regime_from(r, m, where, datasets),
     )

@@ -103,7 +103,10 @@ def check_binary() -> Path:
 
 
 def _run(exe: Path, references: Sequence[str], hypothesis: str, case_sensitive: bool = True) -> list[str]:
-    """The binary's `__segments` lines (newline removed, nothing else) for one hypothesis and its references."""
+    """The binary's `__segments` lines (newline removed, nothing else) for one hypothesis and its references; a
+    hypothesis without a token gets empty lines without running the binary (which crashes on it)."""
+    if not hypothesis.split():
+        return [""] * len(references)
     with tempfile.TemporaryDirectory(prefix="mwer-") as tmp:
         ref, hyp = Path(tmp) / "ref", Path(tmp) / "hyp"
         ref.write_text("".join(r + "\n" for r in references), encoding="utf-8")
