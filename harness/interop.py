@@ -30,7 +30,8 @@ from harness.errors import HarnessError
 from harness.runlog.reader import validate_record
 from harness.yamlio import read_yaml
 
-__all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
+__all__ = ["read_stream_laal_tsv", "fix_simuleval_emission_ca",
+           "read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
            "read_foreign_log", "write_omnisteval_inputs", "write_simulstream_log"]
 
 
@@ -389,3 +390,27 @@ def write_simulstream_log(records: Sequence[dict[str, Any]], folder: Path) -> di
                 i = j
     paths["config"].write_text("detokenizer_type: simuleval\nlatency_unit: word\n", encoding="utf-8")
     return paths
+
+
+STREAM_LAAL_COLUMNS = ("BLEU", "StreamLAAL", "StreamLAAL_CA")
+
+
+def read_stream_laal_tsv(path: Path) -> tuple[str, dict[str, float] | None]:
+    """(tool version, values) of what FBK's stream_laal.py printed (its first line `StreamLAAL v2.0.`, its last two
+    the header and the values of BLEU, StreamLAAL, StreamLAAL_CA); values None where it stopped before them."""
+    import re
+
+    try:
+        lines = [x for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read: {exc}") from None
+    version = re.match(r"StreamLAAL v([\d.]+?)\.?$", lines[0].strip()) if lines else None
+    if version is None:
+        raise HarnessError(f"{path}: not a stream_laal.py output (no 'StreamLAAL vX.' line first)")
+    if len(lines) < 3 or lines[-2].split("\t") != list(STREAM_LAAL_COLUMNS):
+        return version.group(1), None
+    try:
+        values = [float(x) for x in lines[-1].split("\t")]
+    except ValueError:
+        return version.group(1), None
+    return version.group(1), dict(zip(STREAM_LAAL_COLUMNS, values, strict=False))

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from harness.errors import HarnessError
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "Profile", "get_profile"]
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "Profile", "STREAM_LAAL_VERSIONS", "get_profile"]
 
 DEFAULT_PROFILE = "iwslt2026"
 
@@ -87,6 +87,10 @@ PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (
         tokenizers=_2025_TOKENIZERS, quality_resegmentation="mwersegmenter",
     ),
 )})
+
+
+#: the profile whose numbers equal each version of FBK's stream_laal.py (the version line it prints first)
+STREAM_LAAL_VERSIONS: Mapping[str, str] = MappingProxyType({"2.0": "iwslt2025", "1.0.0": "iwslt2025-v1"})
 
 
 def get_profile(name: str | None) -> Profile:

@@ -29,9 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.cli import main as harness_main  # noqa: E402
-
-COLUMNS = ("BLEU", "StreamLAAL", "StreamLAAL_CA")
-PROFILE_OF_VERSION = {"2.0": "iwslt2025", "1.0.0": "iwslt2025-v1"}
+from harness.errors import HarnessError  # noqa: E402
+from harness.interop import STREAM_LAAL_COLUMNS as COLUMNS  # noqa: E402
+from harness.interop import read_stream_laal_tsv  # noqa: E402
+from harness.profiles import STREAM_LAAL_VERSIONS as PROFILE_OF_VERSION  # noqa: E402
 
 
 @dataclass
@@ -59,13 +60,10 @@ def _eval_args(tsv: Path, root: Path) -> dict[str, str]:
 def _published(tsv: Path) -> tuple[str, dict[str, float] | None]:
     """(tool version, published values); None where the tool stopped before printing them (its assertion that the
     log and the segmentation name the same recordings: the truncated logs)."""
-    lines = [line for line in tsv.read_text(encoding="utf-8").splitlines() if line.strip()]
-    version = re.match(r"StreamLAAL v([\d.]+?)\.?$", lines[0].strip()) if lines else None
-    if version is None:
-        raise SystemExit(f"{tsv}: not a stream_laal.py output (no version line)")
-    if len(lines) < 3 or lines[-2].split("\t") != list(COLUMNS):
-        return version.group(1), None
-    return version.group(1), dict(zip(COLUMNS, (float(x) for x in lines[-1].split("\t")), strict=True))
+    try:
+        return read_stream_laal_tsv(tsv)
+    except HarnessError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def find_runs(root: Path, only: str | None) -> list[Run]:
