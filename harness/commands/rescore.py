@@ -130,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
     """Score every log under the folder under both profiles; write the page and the numbers."""
     from harness.errors import HarnessError
     from harness.jsonio import write_json, write_text_atomic
+    from harness.layout import INSTANCES_LOG
 
     folder = Path(args.folder)
-    logs = sorted(folder.rglob("instances.log")) if folder.is_dir() else []
+    logs = sorted(folder.rglob(INSTANCES_LOG)) if folder.is_dir() else []
     if not logs:
         raise HarnessError(f"{folder}: no instances.log in this folder or below it")
     unit = args.latency_unit or ("char" if args.target_lang.split("-")[0].lower() in ("zh", "ja") else "word")
