@@ -58,6 +58,23 @@ def test_delays_and_ca_times_as_the_2025_tool_hands_them_out() -> None:
                          delays=[10.0, 20.0, 300.0], elapsed=None)
     assert fbk_times(chars, ["啊啊", "", "啊"], "char", cap=True) == [([10.0, 20.0], None), ([], None),
                                                                      ([100.0], None)]
+    # per-unit CA times (the harness's own logs, SimulStream's): only shifted to the sentence start and capped
+    own = FbkRecording(sentences=rec.sentences, prediction=rec.prediction, delays=rec.delays,
+                       elapsed=[600.0, 1600.0, 4100.0, 5200.0], cumulative_elapsed=False)
+    assert fbk_times(own, ["a b", "c d"], "word", cap=True) == [([0.0, 500.0], [0.0, 600.0]),
+                                                               ([0.0, 0.0], [0.0, 200.0])]
+
+
+def test_a_simuleval_log_says_its_elapsed_times_are_cumulative(tmp_path) -> None:
+    from harness.interop import read_jsonl_hypotheses
+
+    log = tmp_path / "instances.log"
+    log.write_text(json.dumps({"source": ["a.wav"], "prediction": "x y", "delays": [100.0, 300.0],
+                               "elapsed": [150.0, 420.0], "source_length": 1000.0}) + "\n", encoding="utf-8")
+    (plain,) = read_jsonl_hypotheses(log)
+    assert plain["elapsed_kind"] == "simuleval" and plain["elapsed"] == [150.0, 420.0]
+    (fixed,) = read_jsonl_hypotheses(log, fix_emission_ca=True)
+    assert "elapsed_kind" not in fixed and fixed["elapsed"] == [150.0, 370.0]  # 420 - 150 + 100
 
 
 def test_the_omnisteval_fix_of_simuleval_elapsed_times() -> None:

@@ -136,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
     logs = sorted(folder.rglob(INSTANCES_LOG)) if folder.is_dir() else []
     if not logs:
         raise HarnessError(f"{folder}: no instances.log in this folder or below it")
+    from harness.metrics.mwerbinary import check_binary
+
+    check_binary()  # the 2025 side needs the original binary: one line before any log is read
     unit = args.latency_unit or ("char" if args.target_lang.split("-")[0].lower() in ("zh", "ja") else "word")
     rows: dict[str, dict[str, Any]] = {}
     for n, log in enumerate(logs, 1):

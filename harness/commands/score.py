@@ -303,6 +303,10 @@ def run(args: argparse.Namespace) -> int:
         raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     sources = _source_text(args.source_text)
     options = scoring_options(args)
+    if options.campaign.stream_segmenter == "mwerbinary":
+        from harness.metrics.mwerbinary import check_binary
+
+        check_binary()  # one line before any log is read where the original binary cannot run here
     results = []
     for path in args.path:
         if args.segmentation:
