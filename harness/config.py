@@ -443,7 +443,8 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         primary_latency=pl,
         regimes=tuple(regimes),
         datasets=datasets,
-        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, "13a"),
+        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, PROFILES[profile].tokenizer_for(
+            str(m.get("target_lang") or "").split("-")[0].split("_")[0].lower())),
         segment_size=segment_size,
         computation_aware=r.get(m, "computation_aware", where, bool, True),
         baseline=r.get(m, "baseline", where, str, None),

@@ -127,7 +127,7 @@ def test_an_unknown_profile_on_the_command_line_is_refused(peer_files) -> None:
     assert exc.value.code == 2 and "iwslt2025-v1" in err.getvalue()
 
 
-def _track_config(tmp_path: Path, extra: str, segmentation: str = "longform") -> Path:
+def _track_config(tmp_path: Path, extra: str, segmentation: str = "longform", target: str = "es") -> Path:
     (tmp_path / "seg.yaml").write_text("- {wav: a.wav, offset: 0.0, duration: 1.0}\n", encoding="utf-8")
     (tmp_path / "ref.txt").write_text("hola\n", encoding="utf-8")
     (tmp_path / "a.wav").write_bytes(b"")
@@ -138,7 +138,7 @@ tracks:
   - name: s
     modality: speech
     source_lang: en
-    target_lang: es
+    target_lang: {target}
     segmentation: {segmentation}
 {extra}    datasets:
       dev: {{source: a.wav, {seg}references: {{orig: ref.txt}}}}
@@ -153,6 +153,10 @@ def test_a_track_names_its_profile(tmp_path) -> None:
     track = load_config(_track_config(tmp_path, "    profile: iwslt2025\n"), check_files=False).tracks[0]
     assert track.profile == "iwslt2025" and track_scoring_options(track).profile == "iwslt2025"
     assert track.resegmentation == "mwersegmenter"  # the 2025 tool's BLEU is on the binary's sentences
+    assert track.tokenizer == "13a"  # es: the profile's default
+    zh = load_config(_track_config(tmp_path, "    profile: iwslt2025\n", target="zh"), check_files=False).tracks[0]
+    assert zh.tokenizer == "zh"  # as the 2025 eval.sh; iwslt2026 keeps 13a unless the track names one
+    assert load_config(_track_config(tmp_path, "", target="zh"), check_files=False).tracks[0].tokenizer == "13a"
     assert load_config(_track_config(tmp_path, ""), check_files=False).tracks[0].profile == "iwslt2026"
     with pytest.raises(ConfigError, match="profile"):
         load_config(_track_config(tmp_path, "    profile: iwslt1999\n"), check_files=False)
