@@ -152,3 +152,6 @@ def test_segment_equals_the_binary_run_directly(tmp_path: Path, case_sensitive: 
         assert got == (folder / "__segments").read_text(encoding="utf-8").split("\n")[:len(refs)]
     # no token at all: empty lines (the binary itself crashes on an empty hypothesis)
     assert mwerbinary.segment(["a b", "c"], "  ") == ["", ""]
+    # an empty reference line (the binary crashes on it too): an empty piece, the others aligned without it
+    with_empty = mwerbinary.segment(["a b", "", "c d"], "a b x c d")
+    assert with_empty[1] == "" and with_empty[::2] == mwerbinary.segment(["a b", "c d"], "a b x c d")

@@ -103,10 +103,19 @@ def check_binary() -> Path:
 
 
 def _run(exe: Path, references: Sequence[str], hypothesis: str, case_sensitive: bool = True) -> list[str]:
-    """The binary's `__segments` lines (newline removed, nothing else) for one hypothesis and its references; a
-    hypothesis without a token gets empty lines without running the binary (which crashes on it)."""
-    if not hypothesis.split():
+    """The binary's `__segments` lines (newline removed, nothing else) for one hypothesis and its references.
+
+    The binary crashes on an empty hypothesis and on an empty reference line: a hypothesis without a token gets
+    empty lines, and a reference without one gets an empty line while the others are aligned without it (as
+    mweralign's path does)."""
+    kept = [i for i, r in enumerate(references) if r.split()]
+    if not hypothesis.split() or not kept:
         return [""] * len(references)
+    if len(kept) < len(references):
+        lines = [""] * len(references)
+        for i, line in zip(kept, _run(exe, [references[i] for i in kept], hypothesis, case_sensitive), strict=True):
+            lines[i] = line
+        return lines
     with tempfile.TemporaryDirectory(prefix="mwer-") as tmp:
         ref, hyp = Path(tmp) / "ref", Path(tmp) / "hyp"
         ref.write_text("".join(r + "\n" for r in references), encoding="utf-8")
@@ -117,7 +126,8 @@ def _run(exe: Path, references: Sequence[str], hypothesis: str, case_sensitive: 
         out = Path(tmp) / "__segments"
         if done.returncode != 0 or not out.is_file():
             tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-            raise HarnessError(f"mwerSegmenter failed (exit {done.returncode}): {tail[0]}")
+            how = f"crashed (signal {-done.returncode})" if done.returncode < 0 else f"failed (exit {done.returncode})"
+            raise HarnessError(f"mwerSegmenter {how} on {len(references)} reference lines: {tail[0]}")
         return out.read_text(encoding="utf-8", errors="surrogateescape").split("\n")[:len(references)]
 
 
