@@ -10,6 +10,10 @@
    each timed as a separate process, with equal values checked, the ratio printed (goal: >= 5x faster) and
    the peak RSS of each process.
    `--peer-minutes` scores a shorter prefix talk with the peers when they cannot finish the long one here.
+   - `harness score --profile iwslt2025` (BLEU and StreamLAAL as the 2025 organizers' tool, which runs the original
+     mwerSegmenter binary) against that binary run by itself on the same talk (the part of the 2025 tool that
+     costs), and against FBK's `stream_laal.py` itself where `--stream-laal PATH` names a copy: times, and whether
+     every resegmented sentence is the binary's (`--skip-binary` leaves this out).
 2. `harness server` streams a recording of `--minutes` minutes (the bundled 22-minute talk repeated) to a client
    that reads every segment; the server's RSS is printed at the start and at the end (goal: bounded, flat).
 """
@@ -136,6 +140,57 @@ def compare_simulstream(p: dict[str, Path]) -> None:
           f"({peer_m:.0f} MiB): {peer_t / ours_t:.1f}x faster (goal >= 5x); values equal (1e-9): {equal}")
 
 
+def cpu_timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and the children it waited for) of one command."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
+def compare_binary(p: dict[str, Path], folder: Path, stream_laal: Path | None) -> None:
+    """`harness score --profile iwslt2025` against the original mwerSegmenter binary's segmentation of the same
+    talk (and FBK's stream_laal.py where given): times, and equal sentences."""
+    from harness.metrics.mwerbinary import check_binary
+
+    exe = check_binary()
+    folder.mkdir(parents=True, exist_ok=True)
+    hyp = json.loads(p["jsonl"].read_text(encoding="utf-8"))
+    (folder / "ref").write_text("".join(x.strip() + "\n" for x in p["ref"].read_text(encoding="utf-8").splitlines()),
+                                encoding="utf-8")
+    (folder / "hyp").write_text(hyp["prediction"], encoding="utf-8")
+    binary_t, binary_cpu = cpu_timed([str(exe), "-mref", "ref", "-hypfile", "hyp", "-usecase", "1"], folder)
+    lines = [x.strip() for x in (folder / "__segments").read_text(encoding="utf-8").splitlines()]
+    log = folder / "hyp.jsonl"
+    log.write_text(p["jsonl"].read_text(encoding="utf-8"), encoding="utf-8")
+    ours_t, ours_m, ours_out = timed([sys.executable, "-m", "harness", "score", str(log), "--segmentation",
+                                      str(p["seg"]), "--references", str(p["ref"]), "--target-lang", "es",
+                                      "--profile", "iwslt2025", "--format", "json", "--bootstrap", "1"])
+    rows = [json.loads(x) for x in (folder / "instance_scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    ours = [s["prediction"] for r in rows for s in r["sentences"]]
+    _, ours_cpu = cpu_timed([sys.executable, "-m", "harness", "score", str(log), "--segmentation", str(p["seg"]),
+                             "--references", str(p["ref"]), "--target-lang", "es", "--profile", "iwslt2025",
+                             "--no-write", "--bootstrap", "1"])
+    print(f"iwslt2025 profile: harness score {ours_t:.2f} s ({ours_m:.0f} MiB; {ours_cpu:.2f} CPU s) vs the original "
+          f"mwerSegmenter alone {binary_t:.2f} s ({binary_cpu:.2f} CPU s): {binary_t / ours_t:.2f}x (goal >= 1: no "
+          f"slower; one recording runs one binary, so ours is the binary plus Python); sentences equal: "
+          f"{ours == lines} ({len(lines)} sentences)")
+    if stream_laal is not None:
+        env = {**os.environ, "MWERSEGMENTER_ROOT": str(exe.parent)}
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, str(stream_laal), "--simuleval-instances", str(log), "--reference",
+                              str(p["ref"]), "--audio-yaml", str(p["seg"]), "--sacrebleu-tokenizer", "13a",
+                              "--latency-unit", "word"], env=env, capture_output=True, text=True, check=True)
+        peer_t = time.perf_counter() - t0
+        published = [float(x) for x in out.stdout.strip().splitlines()[-1].split("\t")]
+        mine = [json.loads(ours_out)[k]["score"] for k in ("BLEU", "StreamLAAL", "StreamLAAL_CA")]
+        equal = all(math.isclose(a, b, rel_tol=0, abs_tol=1e-9) for a, b in zip(mine, published, strict=True))
+        print(f"iwslt2025 profile: harness score {ours_t:.2f} s vs stream_laal.py {peer_t:.2f} s: "
+              f"{peer_t / ours_t:.2f}x; BLEU, StreamLAAL, StreamLAAL_CA equal (1e-9): {equal}")
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -209,12 +264,17 @@ def main() -> None:
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--skip-omnisteval", action="store_true", help="OmniSTEval needs ~20 min and ~10 GiB at 2.5 h")
     ap.add_argument("--skip-server", action="store_true")
+    ap.add_argument("--skip-binary", action="store_true", help="leave out the iwslt2025 profile's comparison")
+    ap.add_argument("--stream-laal", type=Path, default=None,
+                    help="a copy of FBK's stream_laal.py (with simuleval installed) to time beside the profile")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         if not args.skip_peers:
             p = synthesize(args.peer_minutes or args.minutes, root / "talk")
             compare_simulstream(p)
+            if not args.skip_binary:
+                compare_binary(p, root / "binary", args.stream_laal)
             if not args.skip_omnisteval:
                 compare_omnisteval(p, root / "omni")
         if not args.skip_server:

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "run": "evaluate an agent on a dataset in one command (server and client together)",
     "score": "score an instances.log (the harness's or SimulEval's) and write scores.json",
     "export": "write a long-form run in OmniSTEval's or SimulStream's format",
+    "rescore": "re-score other tools' long-form logs under the 2025 and 2026 profiles; one page side by side",
     "view": "a live local viewer of a results folder or a run folder (read-only, 127.0.0.1)",
     "human": "human judgments: blind rating sheets out, ratings in, agreement and correlations",
     "image": "build the harness base image (air-gapped: from Debian packages)",

@@ -25,6 +25,7 @@ from harness.metric_registry import (
     QUALITY_METRICS,
     SCORED_QUALITY,
 )
+from harness.profiles import DEFAULT_PROFILE, PROFILES
 from harness.sizes import parse_bytes
 from harness.yamlio import parse_yaml, read_text
 
@@ -46,7 +47,7 @@ LOCAL_ENGINE = "local"
 _ENGINE_URL = re.compile(r"(unix|tcp|ssh|npipe)://\S+")
 _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit", "tokenizer", "segment_size",
                  "computation_aware", "quality", "latency", "primary", "regimes", "datasets", "baseline",
-                 "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from")
+                 "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from", "profile")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "min_latency", "max_latency")
 _DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context")
@@ -116,6 +117,7 @@ class Track:
     segmentation: str = "shortform"
     resegmentation: str = "softsegmenter"
     longform_end: str = "reference"  # LongYAAL's end of a recording: its last reference sentence, or its audio's end
+    profile: str = DEFAULT_PROFILE  # the campaign profile long-form runs are scored under (harness.profiles)
     anticipation: bool = False  # Average Anticipation of the references and of every run (text tracks)
     #: the dataset whose run decides a submission's latency regime on every dataset (None: each run's own latency)
     regime_from: str | None = None
@@ -416,6 +418,9 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     modality = r.choice(m, "modality", where, MODALITIES)
     segmentation, resegmentation, longform_end = _segmentation(r, m, where, modality)
     longform = segmentation == "longform"
+    profile = _profile(r, m, where, longform)
+    if "resegmentation" not in m and PROFILES[profile].quality_resegmentation:
+        resegmentation = PROFILES[profile].quality_resegmentation or resegmentation  # the campaign's own default
     latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
     default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
     quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
@@ -446,16 +451,26 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
         primary_latency=pl,
         regimes=tuple(regimes),
         datasets=datasets,
-        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, "13a"),
+        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, PROFILES[profile].tokenizer_for(
+            str(m.get("target_lang") or "").split("-")[0].split("_")[0].lower())),
         segment_size=segment_size,
         computation_aware=r.get(m, "computation_aware", where, bool, True),
         baseline=r.get(m, "baseline", where, str, None),
         segmentation=segmentation,
         resegmentation=resegmentation,
         longform_end=longform_end,
+        profile=profile,
         anticipation=_anticipation(r, m, where, modality),
         regime_from=_regime_from(r, m, where, datasets),
     )
+
+
+def _profile(r: _Reader, m: dict[str, Any], where: str, longform: bool) -> str:
+    """`profile: iwslt2025`: the campaign whose official tool's semantics score this long-form track."""
+    profile = r.choice(m, "profile", where, tuple(PROFILES), DEFAULT_PROFILE)
+    if "profile" in m and not longform:
+        raise r.fail(f"{where}.profile", "only long-form tracks (segmentation: longform) are scored under a profile")
+    return profile
 
 
 def _regime_from(r: _Reader, m: dict[str, Any], where: str, datasets: dict[str, Dataset]) -> str | None:

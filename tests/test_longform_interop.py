@@ -199,6 +199,12 @@ def test_a_jsonl_without_a_line_for_a_recording_scores_it_as_empty_with_a_warnin
                  str(peer_files["references"]), "--format", "json", "--no-write", "--bootstrap", "1"]) == 0
     captured = capsys.readouterr()
     ours, err = json.loads(captured.out), captured.err
-    assert "no line for recording wavs/talk1.wav (12 sentences" in err and "scored as empty output" in err
+    assert "no line for 1 of the 2 recordings" in err and "wavs/talk1.wav (12 sentences)" in err
+    assert "scored as empty output" in err and err.count("recordings of") == 1  # one line, not one per recording
     assert ours["counts"]["instances"] == 2 and ours["counts"]["empty_instances"] == 1
     assert ours["counts"]["sentences"] == 24 and ours["counts"]["empty_sentences"] >= 12
+    # --strict refuses such a log in one line that counts what is missing
+    assert main(["score", str(log), "--segmentation", str(peer_files["segmentation"]), "--references",
+                 str(peer_files["references"]), "--format", "json", "--no-write", "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "no line for 1 of the 2 recordings" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

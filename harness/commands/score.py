@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.metric_registry import MODEL_METRICS
+from harness.profiles import DEFAULT_PROFILE, PROFILES
 from harness.scoring.options import ScoringOptions
 
 HELP = "score an instances.log (the harness's or SimulEval's) and write scores.json beside it"
@@ -30,7 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="override the log's latency unit (SimulEval logs: word for text, ms for speech; char for zh/ja)",
     )
-    parser.add_argument("--tokenizer", default="13a", help="sacrebleu tokenizer for BLEU (13a; zh, char, ja-mecab)")
+    parser.add_argument("--tokenizer", default=None,
+                        help="sacrebleu tokenizer for BLEU (13a; zh, char, ja-mecab; default: the profile's, 13a "
+                             "for iwslt2026)")
+    parser.add_argument("--profile", default=None, choices=tuple(PROFILES), metavar="NAME",
+                        help="campaign profile: every semantic choice of that campaign's official long-form tool "
+                             f"({', '.join(PROFILES)}; default {DEFAULT_PROFILE}; docs/profiles.md)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (1000)")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling (12345)")
     parser.add_argument("--no-computation-aware", action="store_true", help="leave out the NAME_CA metrics")
@@ -179,6 +185,7 @@ def foreign_longform_records(given: str, args: argparse.Namespace) -> tuple[Path
     """(log path, records) of a long-form log of another tool, with the segmentation given on the command line;
     a recording the log has no line for is scored as empty output, with a warning line."""
     from harness import interop, layout
+    from harness.profiles import get_profile
 
     path = Path(given)
     log = path if path.is_file() else layout.log_path(path)
@@ -186,8 +193,10 @@ def foreign_longform_records(given: str, args: argparse.Namespace) -> tuple[Path
         log, Path(args.segmentation), _references(args.references),
         transcripts=Path(args.transcripts) if args.transcripts else None,
         simulstream_config=Path(args.simulstream_config) if args.simulstream_config else None,
-        resegmentation=args.resegmentation or "softsegmenter",
-        warn=lambda line: print(f"warning: {line}", file=sys.stderr))
+        resegmentation=(getattr(args, "resegmentation", None)
+                        or get_profile(getattr(args, "profile", None)).quality_resegmentation or "softsegmenter"),
+        warn=lambda line: print(f"warning: {line}", file=sys.stderr),
+        fix_emission_ca=getattr(args, "fix_simuleval_emission_ca", False), strict=getattr(args, "strict", False))
     return log, records
 
 
@@ -201,6 +210,12 @@ def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bo
     lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
     lf.add_argument("--simulstream-config", default=None, metavar="YAML",
                     help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
+    lf.add_argument("--fix-simuleval-emission-ca", action="store_true",
+                    help="read a SimulEval log's cumulative elapsed times as per-unit times, as OmniSTEval's "
+                         "--fix_simuleval_emission_ca")
+    lf.add_argument("--strict", action="store_true",
+                    help="refuse a log that has no line for a recording of the segmentation (default: a warning, "
+                         "the recording scored as empty output)")
     if resegmentation:
         lf.add_argument("--longform-end", choices=("reference", "audio"), default=None,
                         help="where a recording ends for LongYAAL: its last reference sentence (OmniSTEval's cut, "
@@ -233,12 +248,21 @@ def model_metrics(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
-    """The command line's scoring options, built once (a flag not given leaves the run's own setting)."""
-    return ScoringOptions(tokenizer=args.tokenizer, bootstrap=args.bootstrap, seed=args.seed,
+    """The command line's scoring options, built once (a flag not given leaves the run's own setting); the profile
+    gives the tokenizer where `--tokenizer` is not given."""
+    from harness.profiles import get_profile
+
+    profile = get_profile(args.profile)
+    tokenizer = args.tokenizer or profile.tokenizer_for(_language(args.target_lang))
+    return ScoringOptions(tokenizer=tokenizer, bootstrap=args.bootstrap, seed=args.seed, profile=profile.name,
                           computation_aware=not args.no_computation_aware,
                           metrics=tuple(args.metrics) if args.metrics is not None else None,
                           target_lang=args.target_lang, longform_end=args.longform_end or "reference",
                           model_metrics=model_metrics(args))
+
+
+def _language(tag: str | None) -> str | None:
+    return tag.split("-")[0].split("_")[0].lower() if tag else None
 
 
 def warnings(scores: dict[str, Any]) -> list[str]:
@@ -248,7 +272,7 @@ def warnings(scores: dict[str, Any]) -> list[str]:
     info = scores.get("info") or {}
     out = []
     n = counts.get("trailing_units") or 0
-    if n and info.get("recording_end", "reference") == "reference":
+    if n and info.get("recording_end", "reference") == "reference" and any(k.startswith("Long") for k in scores):
         out.append(f"{n} output units of {counts.get('recordings_with_trailing_units')} recording(s) were written "
                    "after the last reference sentence ended: LongYAAL leaves them out, as OmniSTEval does "
                    "(--longform-end audio counts them up to the end of the audio)")
@@ -310,6 +334,10 @@ def run(args: argparse.Namespace) -> int:
     sources = _source_text(args.source_text)
     options = scoring_options(args)
     shared = _logs_per_folder(args.path)
+    if options.campaign.stream_segmenter == "mwerbinary":
+        from harness.metrics.mwerbinary import check_binary
+
+        check_binary()  # one line before any log is read where the original binary cannot run here
     results = []
     for path in args.path:
         _require_log(path, bool(args.segmentation))

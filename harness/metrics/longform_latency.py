@@ -38,7 +38,11 @@ def _omni_target_length(reference: str, char_level: bool) -> int:
     return len(reference.strip()) if char_level else len(reference.split(" "))
 
 
-def _stream_target_length(reference: str, char_level: bool) -> int:
+def _stream_target_length(reference: str, char_level: bool, rule: str = "simulstream") -> int:
+    """StreamLAAL's reference length: simulstream's (non-empty words, every character) or SimulEval's
+    (`rule="simuleval"`: words split on single spaces, characters of the stripped text), as the 2025 tool."""
+    if rule == "simuleval":
+        return len(reference.strip()) if char_level else len(reference.split(" "))
     return len(reference) if char_level else len([w for w in reference.split(" ") if w])
 
 
@@ -58,7 +62,8 @@ def _soft_values(times: Sequence[float], out: SentenceOutput, reference: str, ch
 
 
 def sentence_values(
-    outputs: Sequence[SentenceOutput], reference_set: str, *, method: str, char_level: bool = False
+    outputs: Sequence[SentenceOutput], reference_set: str, *, method: str, char_level: bool = False,
+    target_length: str = "simulstream",
 ) -> list[dict[str, float | None]]:
     """Per sentence: one family of metrics (and their `_CA` twins when elapsed times exist).
 
@@ -80,7 +85,7 @@ def sentence_values(
             else:
                 ok = bool(times) and out.source_length > 0
                 values = {"StreamLAAL": lat.length_adaptive_average_lagging(
-                    times, out.source_length, _stream_target_length(ref, char_level)) if ok else None}
+                    times, out.source_length, _stream_target_length(ref, char_level, target_length)) if ok else None}
             row.update({name + suffix: v for name, v in values.items()})
         rows.append(row)
     return rows

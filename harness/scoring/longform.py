@@ -24,6 +24,7 @@ from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, OPT
 from harness.metrics.longform_latency import SOFT_METRICS, STREAM_METRICS, sentence_values
 from harness.metrics.quality import resample_counts
 from harness.metrics.resegment import METHODS, SentenceOutput, resegment
+from harness.profiles import DEFAULT_PROFILE, Profile
 from harness.recordings import RefSentence
 from harness.scoring.means import clip_interval, mean_records
 from harness.scoring.neural import longform_source_texts, model_metric_records, needs_source
@@ -71,8 +72,12 @@ def softsegmenter_tokens(lang: str | None, unit: str) -> str:
     return f"moses:{lang}" if lang else "words"
 
 
-def segmenter_label(method: str, lang: str | None, unit: str) -> str:
-    """The resegmentation as signatures record it: `softsegmenter+moses:es`, `mwersegmenter+words`, ..."""
+def segmenter_label(method: str, lang: str | None, unit: str, profile: Profile | None = None) -> str:
+    """The resegmentation as signatures record it: `softsegmenter+moses:es`, `mwersegmenter+words`, ...; under a
+    profile that runs the original binary, `mwersegmenter-binary+case+chars` (its case rule and CJK tokens)."""
+    if method == "mwersegmenter" and profile is not None and profile.stream_segmenter == "mwerbinary":
+        tokens = ("chars" if profile.cjk_tokens == "chars" else "text") if unit == "char" else "words"
+        return f"mwersegmenter-binary+{'case' if profile.case_sensitive else 'nocase'}+{tokens}"
     tokens = softsegmenter_tokens(lang, unit) if method == "softsegmenter" else ("chars" if unit == "char" else "words")
     return f"{method}+{tokens}"
 
@@ -87,9 +92,13 @@ def recording_end_ms(record: dict[str, Any], end: str) -> float | None:
 
 
 def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set: str, unit: str,
-                  lang: str | None = None, end: str = "reference") -> list[list[SentenceOutput]]:
+                  lang: str | None = None, end: str = "reference", profile: Profile | None = None
+                  ) -> list[list[SentenceOutput]]:
     """Per recording (in the order given), its sentences' outputs by `method` against `reference_set`; `lang`
-    splits words for SoftSegmenter as OmniSTEval's `--lang` does; `end` says where each recording ends."""
+    splits words for SoftSegmenter as OmniSTEval's `--lang` does; `end` says where each recording ends; a `profile`
+    whose stream segmenter is the original binary cuts `mwersegmenter` pieces as the 2025 tool does."""
+    if method == "mwersegmenter" and profile is not None and profile.stream_segmenter == "mwerbinary":
+        return _resegment_fbk(records, reference_set, unit, profile)
     out = []
     for rec in records:
         units = split_units(rec.get("prediction") or "", unit)
@@ -105,6 +114,27 @@ def resegment_run(records: Sequence[dict[str, Any]], method: str, reference_set:
     return out
 
 
+def _resegment_fbk(records: Sequence[dict[str, Any]], reference_set: str, unit: str, profile: Profile
+                   ) -> list[list[SentenceOutput]]:
+    """The 2025 tool's pieces and times (`harness.metrics.stream_laal_fbk`); a SimulEval log's cumulative elapsed
+    times are read as the profile says."""
+    from harness.metrics.stream_laal_fbk import FbkRecording, resegment_fbk
+
+    recordings = []
+    for rec in records:
+        elapsed = rec.get("elapsed")
+        recordings.append(FbkRecording(
+            sentences=recording_sentences(rec), prediction=rec.get("prediction") or "",
+            delays=rec.get("delays") or [], elapsed=elapsed if elapsed else None,
+            cumulative_elapsed=rec.get("elapsed_kind") == "simuleval" and profile.simuleval_ca == "stream_laal"))
+    try:
+        return resegment_fbk(recordings, reference_set, unit=unit, char_split=unit == "char" and
+                             profile.cjk_tokens == "chars", cap=profile.delay_cap,
+                             case_sensitive=profile.case_sensitive)
+    except ValueError as exc:
+        raise HarnessError(str(exc)) from None
+
+
 def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for outs in per_recording:
@@ -116,7 +146,8 @@ def _sentence_records(per_recording: list[list[SentenceOutput]], unit: str) -> l
 
 
 def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str], reference_set: str, unit: str,
-                 lang: str | None, end: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
+                 lang: str | None, end: str, profile: Profile
+                 ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float | None]]],
                             dict[str, list[list[SentenceOutput]]], str]:
     """(sentence records, per-sentence metric values by resegmentation, outputs by resegmentation, the method the
     sentence records come from: `method`, unless no quality metric is wanted and another one was computed)."""
@@ -125,14 +156,16 @@ def _resegmented(records: Sequence[dict[str, Any]], method: str, wanted: set[str
         needed.add("softsegmenter")
     if wanted & set(STREAM_METRICS):
         needed.add("mwersegmenter")
-    by_method = {m: resegment_run(records, m, reference_set, unit, lang, end) for m in sorted(needed or {method})}
+    by_method = {m: resegment_run(records, m, reference_set, unit, lang, end, profile)
+                 for m in sorted(needed or {method})}
     if method not in by_method:  # no quality metric asked for: the sentences shown come from the one computed
         method = next(iter(by_method))
     per_sentence: dict[str, list[dict[str, float | None]]] = {}
     for m, fam in (("softsegmenter", SOFT_METRICS), ("mwersegmenter", STREAM_METRICS)):
         if m in by_method and wanted & set(fam):
             per_sentence[m] = [v for outs in by_method[m]
-                               for v in sentence_values(outs, reference_set, method=m, char_level=unit == "char")]
+                               for v in sentence_values(outs, reference_set, method=m, char_level=unit == "char",
+                                                        target_length=profile.stream_target_length)]
     return _sentence_records(by_method[method], unit), per_sentence, by_method, method
 
 
@@ -145,18 +178,21 @@ class _Plan:
     unit: str
     lang: str | None
     end: str
+    profile: Profile
 
     @property
     def label(self) -> str:
-        return segmenter_label(self.method, self.lang, self.unit)
+        return segmenter_label(self.method, self.lang, self.unit, self.profile)
 
 
 def _plan(records: Sequence[dict[str, Any]], options: ScoringOptions, latency_unit: str) -> _Plan:
-    method = options.resegmentation or records[0]["longform"].get("resegmentation") or "softsegmenter"
+    profile = options.campaign
+    method = (options.resegmentation or records[0]["longform"].get("resegmentation")
+              or profile.quality_resegmentation or "softsegmenter")
     if method not in METHODS:
         raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
     unit = "char" if latency_unit == "char" or options.char_level_target else "word"
-    return _Plan(method, unit, None if unit == "char" else options.language, options.longform_end)
+    return _Plan(method, unit, None if unit == "char" else options.language, options.longform_end, profile)
 
 
 def sentence_scores(records: list[dict[str, Any]], options: ScoringOptions, *, latency_unit: str
@@ -168,7 +204,7 @@ def sentence_scores(records: list[dict[str, Any]], options: ScoringOptions, *, l
     first = next(iter(records[0]["longform"].get("sentences") or {"orig": None}))
     wanted = set(LONGFORM_LATENCY_METRICS) | set(QUALITY_METRICS)
     sentence_recs, per_sentence, by_method, method = _resegmented(records, plan.method, wanted, first, plan.unit,
-                                                                  plan.lang, plan.end)
+                                                                  plan.lang, plan.end, plan.profile)
     values: dict[str, list[float | None]] = {}
     for rows in per_sentence.values():
         for name in (rows[0] if rows else {}):
@@ -178,7 +214,9 @@ def sentence_scores(records: list[dict[str, Any]], options: ScoringOptions, *, l
 
 def _wanted(options: ScoringOptions) -> set[str]:
     known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS) | set(MODEL_METRICS)
+    defaults = options.campaign.metrics
     wanted = (set(options.metrics) if options.metrics is not None
+              else set(defaults) | set(options.also) | set(options.model_metrics) if defaults is not None
               else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(options.also)
               | set(options.model_metrics))
     if wanted - known:
@@ -207,9 +245,14 @@ def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOut
                                     counts=counts, seed=options.seed)[0])
     for rec in out.values():
         if rec.get("signature"):
-            rec["signature"] += f"|reseg:{plan.label}"
+            rec["signature"] += f"|reseg:{plan.label}" + profile_tag(plan.profile)
         rec["resegmentation"] = plan.method
     return out
+
+
+def profile_tag(profile: Profile) -> str:
+    """The signature field that names a profile other than the default (the default's signatures are as before)."""
+    return "" if profile.name == DEFAULT_PROFILE else f"|profile:{profile.name}"
 
 
 def _latency_names(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set[str],
@@ -240,10 +283,12 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
     for (m, name), (score, ci) in zip(names, mean_records(columns, counts), strict=True):
         entry: dict[str, Any] = {"score": score, "ci95": clip_interval(name, score, ci), "reference_set": first,
                                  "computation_aware": name.endswith("_CA"), "resegmentation": m,
-                                 "segmenter": segmenter_label(m, plan.lang, plan.unit),
+                                 "segmenter": segmenter_label(m, plan.lang, plan.unit, plan.profile),
                                  **metric_registry.describe_key(name, "ms")}
         if m == "softsegmenter":
             entry["recording_end"] = plan.end
+        elif plan.profile.name != DEFAULT_PROFILE:
+            entry["profile"] = plan.profile.name
         if score is None:
             entry["note"] = "no sentence received output"
         out[name] = entry
@@ -269,8 +314,8 @@ def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, la
     sets = list(options.reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
     first = sets[0]
     sentence_recs, per_sentence, by_method, method = _resegmented(records, plan.method, wanted, first, plan.unit,
-                                                                  plan.lang, plan.end)
-    plan = _Plan(method, plan.unit, plan.lang, plan.end)
+                                                                  plan.lang, plan.end, plan.profile)
+    plan = _Plan(method, plan.unit, plan.lang, plan.end, plan.profile)
     out = _quality(sentence_recs, by_method[method], wanted, sets, options, plan)
     latency = _latency(per_sentence, wanted, first, options, plan)
     out.update(latency)
@@ -305,7 +350,9 @@ def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | N
         "softsegmenter_tokens": softsegmenter_tokens(plan.lang, plan.unit),
         "recording_end": plan.end,
         "resegmenters": {"softsegmenter": f"harness {__version__} (OmniSTEval 0.1.10 algorithm)",
-                         "mwersegmenter": f"mweralign {_version('mweralign')}"},
+                         "mwersegmenter": _mwer_label(plan.profile)},
+        "profile": plan.profile.name,
+        "profile_choices": plan.profile.describe(),
         "source": source,
         "reference_sets": sets,
         "tokenizer": options.tokenizer,
@@ -313,6 +360,12 @@ def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | N
         "seed": options.seed,
         "computation_aware": any(n.endswith("_CA") for n in latency),
     }
+
+
+def _mwer_label(profile: Profile) -> str:
+    if profile.stream_segmenter == "mwerbinary":
+        return f"original mwerSegmenter binary (SLTev {_version('SLTev')}), as FBK stream_laal.py"
+    return f"mweralign {_version('mweralign')}"
 
 
 def _rows(records: Sequence[dict[str, Any]], outputs: list[list[SentenceOutput]],

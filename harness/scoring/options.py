@@ -13,6 +13,7 @@ from typing import Any
 from harness.config import LONGFORM_ENDS, ModelMetric, Track
 from harness.errors import HarnessError
 from harness.metric_registry import OPTIONAL_METRICS
+from harness.profiles import DEFAULT_PROFILE, Profile, get_profile
 
 __all__ = ["ScoringOptions", "track_scoring_options", "CHAR_LEVEL_LANGS"]
 
@@ -24,7 +25,8 @@ CHAR_LEVEL_LANGS = ("zh", "ja")
 class ScoringOptions:
     """How a run is scored. `target_lang=None`: not known (METEOR falls back to English modules, SoftSegmenter
     splits no words, as OmniSTEval without `--lang`); `longform_end`: where a recording ends for LongYAAL
-    (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio)."""
+    (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio); `profile`: the campaign
+    whose official tool's semantics long-form scoring follows (`harness.profiles`)."""
 
     tokenizer: str = "13a"
     computation_aware: bool = True
@@ -37,8 +39,10 @@ class ScoringOptions:
     resegmentation: str | None = None
     longform_end: str = "reference"
     model_metrics: Mapping[str, ModelMetric] = field(default_factory=dict)
+    profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
+        get_profile(self.profile)
         if self.longform_end not in LONGFORM_ENDS:
             raise HarnessError(f"longform_end: {self.longform_end!r} is not one of {', '.join(LONGFORM_ENDS)}")
 
@@ -71,6 +75,11 @@ class ScoringOptions:
         return self.target_lang or "en"
 
     @property
+    def campaign(self) -> Profile:
+        """The profile's choices."""
+        return get_profile(self.profile)
+
+    @property
     def char_level_target(self) -> bool:
         """Whether the target language is written without spaces between words (zh, ja)."""
         return self.language in CHAR_LEVEL_LANGS
@@ -85,4 +94,5 @@ def track_scoring_options(track: Track) -> ScoringOptions:
                    + (["AA"] if track.anticipation else [])),
         target_lang=track.target_lang,
         longform_end=track.longform_end,
+        profile=track.profile,
     )
