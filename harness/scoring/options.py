@@ -24,7 +24,8 @@ CHAR_LEVEL_LANGS = ("zh", "ja")
 class ScoringOptions:
     """How a run is scored. `target_lang=None`: not known (METEOR falls back to English modules, SoftSegmenter
     splits no words, as OmniSTEval without `--lang`); `longform_end`: where a recording ends for LongYAAL
-    (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio)."""
+    (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio); `target_unit`: the
+    long-form target unit (`word`, `char`) given explicitly, which wins over the one `target_lang` implies."""
 
     tokenizer: str = "13a"
     computation_aware: bool = True
@@ -36,9 +37,12 @@ class ScoringOptions:
     seed: int = 12345
     resegmentation: str | None = None
     longform_end: str = "reference"
+    target_unit: str | None = None
     model_metrics: Mapping[str, ModelMetric] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.target_unit not in (None, "word", "char"):
+            raise HarnessError(f"target_unit: {self.target_unit!r} is not one of word, char")
         if self.longform_end not in LONGFORM_ENDS:
             raise HarnessError(f"longform_end: {self.longform_end!r} is not one of {', '.join(LONGFORM_ENDS)}")
 

