@@ -22,7 +22,7 @@ from harness import interop
 from harness.cli import main
 from harness.detokenizers import SPIECE, byte_level_join, load_tokenizer, piece_convention, sentencepiece_join
 from harness.errors import HarnessError
-from tests.tokenizer_support import GERMAN, seamless_folder, spm_model, whisper_folder, whisper_tokenizer_json
+from tests.peer_support import GERMAN, seamless_folder, spm_model, whisper_folder, whisper_tokenizer_json
 
 __all__ = ["seamless_folder", "spm_model", "whisper_folder"]  # fixtures
 

@@ -15,35 +15,18 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
-from tests.tokenizer_support import EXAMPLES, seamless_folder, spm_model
+from tests.peer_support import EXAMPLES, omnisteval_scores, seamless_folder, spm_model
 
 __all__ = ["seamless_folder", "spm_model"]  # fixtures
 
 LONG = ("BLEU", "chrF", "LongYAAL", "LongAL", "LongLAAL", "LongAP", "LongDAL")
 DIAGNOSTICS = {"SWF": "Simultaneous Words Fraction (%)", "EFSW": "Expected Simul. Words Fraction (%)",
                "DSPTV": "Degeneracy Test Value", "DegeneratePolicy": "Likely Degenerate Simultaneous Policy"}
-
-# `omnisteval` exactly as installed, with its score writer also keeping the full-precision values
-OMNISTEVAL = """
-import json, sys
-import omnisteval.cli as cli
-write_tsv = cli.dump_scores_tsv
-def dump(scores, folder, is_longform=False):
-    write_tsv(scores, folder, is_longform=is_longform)
-    with open(folder + "/scores.full.json", "w") as f:
-        json.dump(scores, f)
-cli.dump_scores_tsv = dump
-sys.argv = ["omnisteval", *sys.argv[1:]]
-cli.main()
-"""
-
 
 def tsv_name(key: str) -> str:
     """The scores.tsv row of one of our metric names."""
@@ -81,13 +64,6 @@ def harness_scores(capsys, folder: Path, *args: str) -> tuple[dict, str]:
     assert main(["score", *args, "--format", "json", "--no-write", "--bootstrap", "1"]) == 0, folder
     out = capsys.readouterr()
     return json.loads(out.out), out.err
-
-
-def omnisteval_scores(folder: Path, out: Path, *args: str) -> dict[str, float]:
-    proc = subprocess.run([sys.executable, "-c", OMNISTEVAL, *args, "--output_folder", str(out)], cwd=folder,
-                          capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return dict(json.loads((out / "scores.full.json").read_text(encoding="utf-8")))
 
 
 def assert_printed(ours: dict, tsv: dict[str, str], keys: list[str]) -> None:

