@@ -82,12 +82,13 @@ def test_offset_delays_needs_a_foreign_log(tmp_path, capsys) -> None:
 @pytest.mark.slow
 def test_an_explicit_latency_unit_wins_over_the_target_language(talk, tmp_path, capsys) -> None:
     """A word-segmented output scored with `--target-lang zh --latency-unit word`: words, as OmniSTEval's
-    `--word_level --lang zh` (zh: no Moses tokens); before, zh forced characters."""
+    `--word_level --lang zh` (zh: no Moses tokens); before, zh forced characters and the log was refused."""
     ours = _score(capsys, talk, "--target-lang", "zh", "--latency-unit", "word")
     assert ours["info"]["target_unit"] == "word" and ours["info"]["softsegmenter_tokens"] == "words"
     _equal(ours, _omni(talk, tmp_path / "omni", "--word_level", "--lang", "zh"))
-    chars = _score(capsys, talk, "--target-lang", "zh")
-    assert chars["info"]["target_unit"] == "char"
-    assert chars["LongYAAL"]["score"] != ours["LongYAAL"]["score"]
+    # without the explicit unit zh means characters: this log (a delay per word) then has too few delays
+    assert main(["score", str(talk["jsonl"]), "--segmentation", str(talk["segmentation"]), "--references",
+                 str(talk["references"]), "--target-lang", "zh", "--no-write"]) == 2
+    assert "output units but" in capsys.readouterr().err
     explicit = _score(capsys, talk, "--target-lang", "es", "--latency-unit", "char")
     assert explicit["info"]["target_unit"] == "char"

@@ -78,7 +78,8 @@ def _check_logs(report: Any, config: Any) -> None:
             report.add(ERROR, f"{where}: {problem}")
             continue
         try:
-            records = log_records(log, track, track.dataset(name), where)
+            records = log_records(log, track, track.dataset(name), where, config=sub.log_config,
+                                  tokenizer=sub.log_tokenizer)
         except HarnessError as exc:
             report.add(ERROR, str(exc))
         else:

@@ -26,7 +26,7 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "log_config", "log_tokenizer")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
@@ -64,6 +64,8 @@ class Submission:
     speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
     logs: dict[str, Path] = field(default_factory=dict)  # a log submission: {dataset name: its system log}
     hardware: str = ""  # a log submission: the hardware its logs were made on, as declared
+    log_config: Path | None = None  # a log submission: the SimulStream eval config its logs were written with
+    log_tokenizer: Path | None = None  # a log submission: the model's tokenizer (tokenizer.json or folder)
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -134,6 +136,9 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         return _log_submission(folder, raw, fail, text, kind, baseline, models)
     if raw.get("hardware") is not None:
         raise fail("hardware", "only log submissions (logs:) declare their hardware; the harness records its own")
+    for key in ("log_config", "log_tokenizer"):
+        if raw.get(key) is not None:
+            raise fail(key, "only log submissions (logs:) name how their logs were written")
     return Submission(
         path=folder,
         id=folder.name,
@@ -189,7 +194,11 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
-                      logs=_logs(raw["logs"], folder, fail), hardware=hardware, models=models, raw=raw)
+                      logs=_logs(raw["logs"], folder, fail), hardware=hardware, models=models, raw=raw,
+                      log_config=_inside(raw["log_config"], folder, fail, "log_config") if raw.get("log_config")
+                      else None,
+                      log_tokenizer=_inside(raw["log_tokenizer"], folder, fail, "log_tokenizer", folder_ok=True)
+                      if raw.get("log_tokenizer") else None)
 
 
 def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
@@ -205,8 +214,8 @@ def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
     return out
 
 
-def _inside(rel: Any, folder: Path, fail: Any, where: str) -> Path:
-    """An existing file named relative to the submission folder, inside it."""
+def _inside(rel: Any, folder: Path, fail: Any, where: str, *, folder_ok: bool = False) -> Path:
+    """An existing file (or, `folder_ok`, folder) named relative to the submission folder, inside it."""
     if not isinstance(rel, str) or not rel.strip():
         raise fail(where, f"expected a file path, got {rel!r}")
     if os.path.isabs(rel):
@@ -214,7 +223,7 @@ def _inside(rel: Any, folder: Path, fail: Any, where: str) -> Path:
     target = (folder / rel).resolve()
     if not target.is_relative_to(folder):
         raise fail(where, f"{rel!r} points outside the submission folder")
-    if not target.is_file():
+    if not (target.is_file() or (folder_ok and target.is_dir())):
         raise fail(where, f"file not found: {folder / rel}")
     return target
 

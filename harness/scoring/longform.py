@@ -73,7 +73,7 @@ def softsegmenter_tokens(lang: str | None, unit: str) -> str:
     """How SoftSegmenter splits the words it aligns: `chars`, `moses:LANG` (OmniSTEval's `--lang`) or `words`."""
     if unit == "char":
         return "chars"
-    return f"moses:{lang}" if lang else "words"
+    return f"moses:{lang}" if lang and lang not in ("zh", "ja") else "words"  # zh, ja: no Moses (OmniSTEval's)
 
 
 def segmenter_label(method: str, lang: str | None, unit: str) -> str:
