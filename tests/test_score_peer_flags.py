@@ -90,5 +90,3 @@ def test_an_explicit_latency_unit_wins_over_the_target_language(talk, tmp_path, 
     assert main(["score", str(talk["jsonl"]), "--segmentation", str(talk["segmentation"]), "--references",
                  str(talk["references"]), "--target-lang", "zh", "--no-write"]) == 2
     assert "output units but" in capsys.readouterr().err
-    explicit = _score(capsys, talk, "--target-lang", "es", "--latency-unit", "char")
-    assert explicit["info"]["target_unit"] == "char"
