@@ -341,26 +341,26 @@ def test_a_log_of_model_pieces_is_read_with_the_config_and_tokenizer_the_submiss
     words = log_submission(tmp_path / "words", lags={"test": 700})
     plain = log_records(words / "test.jsonl", track, track.dataset("test"), "plain")
     sub = log_submission(tmp_path / "pieces", lags={"test": 700},
-                         extra="log_config: eval.yaml\nlog_tokenizer: tok/tokenizer.json\n")
+                         logs={"test": "{file: test.jsonl, config: eval.yaml, tokenizer: tok/tokenizer.json}"})
     _as_pieces(sub / "test.jsonl")
     (sub / "eval.yaml").write_text("detokenizer_type: hf\nhf_model_name: org/model\n", encoding="utf-8")
     (sub / "tok").mkdir()
     shutil.copy(whisper_tokenizer_json(), sub / "tok" / "tokenizer.json")  # a real tokenizer.json (any will do:
     # a Metaspace decoder is what joins SentencePiece pieces; Whisper's ByteLevel one keeps `▁` as it is)
     loaded = load_submission(sub)
-    assert loaded.log_config == (sub / "eval.yaml").resolve() and loaded.log_tokenizer is not None
-    fixed = log_records(loaded.logs["test"], track, track.dataset("test"), "pieces", config=loaded.log_config)
+    assert loaded.log_configs == {"test": (sub / "eval.yaml").resolve()}
+    assert loaded.log_tokenizers == {"test": (sub / "tok" / "tokenizer.json").resolve()}
+    fixed = log_records(loaded.logs["test"], track, track.dataset("test"), "pieces",
+                        config=loaded.log_configs["test"])
     assert [r["prediction"] for r in fixed] == [r["prediction"] for r in plain]
     assert [r["delays"] for r in fixed] == [r["delays"] for r in plain]
     with_tokenizer = log_records(loaded.logs["test"], track, track.dataset("test"), "pieces",
-                                 config=loaded.log_config, tokenizer=loaded.log_tokenizer)
+                                 config=loaded.log_configs["test"], tokenizer=loaded.log_tokenizers["test"])
     assert "\u2581" in with_tokenizer[0]["prediction"]  # the tokenizer named is the one used, as given
     text = (sub / "submission.yaml").read_text(encoding="utf-8")
-    (sub / "submission.yaml").write_text(text.replace("eval.yaml", "absent.yaml"), encoding="utf-8")
-    with pytest.raises(SubmissionError, match="log_config: file not found"):
-        load_submission(sub)
-    image = "team: t\nsystem: s\ntrack: x\ncommand: run\nbuild: {dockerfile: Dockerfile}\nlog_config: eval.yaml\n"
-    (sub / "Dockerfile").write_text("FROM scratch\n")
-    (sub / "submission.yaml").write_text(image, encoding="utf-8")
-    with pytest.raises(SubmissionError, match="log_config: only log submissions"):
-        load_submission(sub)
+    for old, new, problem in (("eval.yaml", "absent.yaml", "logs.test.config: file not found"),
+                              ("tokenizer:", "tokeniser:", "logs.test.tokeniser: unknown field; did you mean "
+                                                           "'tokenizer'?")):
+        (sub / "submission.yaml").write_text(text.replace(old, new), encoding="utf-8")
+        with pytest.raises(SubmissionError, match=problem):
+            load_submission(sub)

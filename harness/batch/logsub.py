@@ -41,7 +41,7 @@ def log_records(log: Path, track: Track, ds: Dataset, where: str, *, config: Pat
                 tokenizer: Path | None = None) -> list[dict[str, Any]]:
     """The harness records of `log` on dataset `ds`; a HarnessError `WHERE: LOG: problem` otherwise. `config` and
     `tokenizer`: the SimulStream eval config a long-form log was written with and the model's tokenizer (the
-    submission's `log_config`, `log_tokenizer`)."""
+    submission's `logs.DATASET.config`, `.tokenizer`)."""
     try:
         records = _longform(log, track, ds, config, tokenizer) if track.is_longform else _shortform(log, track, ds)
     except HarnessError as exc:

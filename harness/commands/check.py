@@ -78,8 +78,8 @@ def _check_logs(report: Any, config: Any) -> None:
             report.add(ERROR, f"{where}: {problem}")
             continue
         try:
-            records = log_records(log, track, track.dataset(name), where, config=sub.log_config,
-                                  tokenizer=sub.log_tokenizer)
+            records = log_records(log, track, track.dataset(name), where, config=sub.log_configs.get(name),
+                                  tokenizer=sub.log_tokenizers.get(name))
         except HarnessError as exc:
             report.add(ERROR, str(exc))
         else:

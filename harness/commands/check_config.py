@@ -26,6 +26,11 @@ def report(config_path: Path, submissions: list[str] | None) -> int:
     from harness.text import printable
 
     config, problems = config_problems(config_path, submissions)
+    if config is not None:  # a BLEU tokenizer that cannot run here (not installed)
+        from harness.metrics.quality import tokenizer_problem
+
+        problems += [f"{config_path}: track {t.name!r}: tokenizer: {problem}" for t in config.tracks
+                     if (problem := tokenizer_problem(t.tokenizer))]
     for line in problems:
         print(printable(line))
     if problems:

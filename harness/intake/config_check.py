@@ -23,10 +23,6 @@ def config_problems(path: Path, submissions: list[str] | None = None) -> tuple[T
         return None, [*problems, str(exc)]
     if submissions:
         problems += baseline_problems(config, submissions)
-    from harness.metrics.quality import tokenizer_problem
-
-    problems += [f"{path}: track {t.name!r}: tokenizer: {problem}" for t in config.tracks
-                 if (problem := tokenizer_problem(t.tokenizer))]
     return config, problems
 
 

@@ -26,7 +26,7 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "log_config", "log_tokenizer")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
@@ -64,8 +64,8 @@ class Submission:
     speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
     logs: dict[str, Path] = field(default_factory=dict)  # a log submission: {dataset name: its system log}
     hardware: str = ""  # a log submission: the hardware its logs were made on, as declared
-    log_config: Path | None = None  # a log submission: the SimulStream eval config its logs were written with
-    log_tokenizer: Path | None = None  # a log submission: the model's tokenizer (tokenizer.json or folder)
+    log_configs: dict[str, Path] = field(default_factory=dict)  # {dataset: the SimulStream eval config of its log}
+    log_tokenizers: dict[str, Path] = field(default_factory=dict)  # {dataset: the model's tokenizer for its log}
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -136,9 +136,6 @@ def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
         return _log_submission(folder, raw, fail, text, kind, baseline, models)
     if raw.get("hardware") is not None:
         raise fail("hardware", "only log submissions (logs:) declare their hardware; the harness records its own")
-    for key in ("log_config", "log_tokenizer"):
-        if raw.get(key) is not None:
-            raise fail(key, "only log submissions (logs:) name how their logs were written")
     return Submission(
         path=folder,
         id=folder.name,
@@ -195,10 +192,8 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
                       logs=_logs(raw["logs"], folder, fail), hardware=hardware, models=models, raw=raw,
-                      log_config=_inside(raw["log_config"], folder, fail, "log_config") if raw.get("log_config")
-                      else None,
-                      log_tokenizer=_inside(raw["log_tokenizer"], folder, fail, "log_tokenizer", folder_ok=True)
-                      if raw.get("log_tokenizer") else None)
+                      log_configs=_log_extras(raw["logs"], folder, fail, "config"),
+                      log_tokenizers=_log_extras(raw["logs"], folder, fail, "tokenizer"))
 
 
 def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
@@ -210,8 +205,25 @@ def _logs(value: Any, folder: Path, fail: Any) -> dict[str, Path]:
     for name, rel in value.items():
         if not isinstance(name, str) or not name:
             raise fail("logs", f"dataset names are strings, got {name!r}")
-        out[name] = _inside(rel, folder, fail, f"logs.{name}")
+        if isinstance(rel, dict):  # {file: LOG, config: EVAL_YAML, tokenizer: PATH}: how a SimulStream log was written
+            bad = unknown_field(rel, LOG_KEYS)
+            if bad is not None:
+                raise fail(f"logs.{name}.{bad[0]}", bad[1])
+            out[name] = _inside(rel.get("file"), folder, fail, f"logs.{name}.file")
+        else:
+            out[name] = _inside(rel, folder, fail, f"logs.{name}")
     return out
+
+
+#: the keys of a `logs:` entry given as a mapping: the log, its SimulStream eval config, the model's tokenizer
+LOG_KEYS = ("file", "config", "tokenizer")
+
+
+def _log_extras(value: dict[str, Any], folder: Path, fail: Any, key: str) -> dict[str, Path]:
+    """{dataset: its log's `config` (a file) or `tokenizer` (a tokenizer.json or folder)} of the `logs:` entries
+    that name one."""
+    return {name: _inside(rel[key], folder, fail, f"logs.{name}.{key}", folder_ok=key == "tokenizer")
+            for name, rel in value.items() if isinstance(rel, dict) and rel.get(key) is not None}
 
 
 def _inside(rel: Any, folder: Path, fail: Any, where: str, *, folder_ok: bool = False) -> Path:
