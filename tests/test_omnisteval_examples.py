@@ -134,6 +134,7 @@ def fixed_log(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_speech_example_equals_its_scores_tsv_with_a_warning_for_the_late_delay(capsys, tmp_path) -> None:
     tsv = read_tsv(SPEECH / "segmentation_output" / "scores.tsv")
     ours, err = harness_scores(capsys, SPEECH, *_speech_args(SPEECH / "instances.log"))

@@ -317,14 +317,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.path:
         raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     check_foreign_flags(args)
+    sources = _source_text(args.source_text)
+    options = scoring_options(args)
     if args.metrics is None or "BLEU" in args.metrics:  # a tokenizer that cannot run fails before any work
         from harness.metrics.quality import tokenizer_problem
 
-        problem = tokenizer_problem(args.tokenizer)
+        problem = tokenizer_problem(options.tokenizer)
         if problem:
             raise HarnessError(f"--tokenizer: {problem}")
-    sources = _source_text(args.source_text)
-    options = scoring_options(args)
     results = []
     for path in args.path:
         if args.segmentation or args.text_segmentation:
