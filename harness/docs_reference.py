@@ -225,6 +225,8 @@ ENVIRONMENT = {
                           "always the registry; unset: air-gapped when no registry answers (the scripts set `1`)",
     "HARNESS_BASE_TAG": "the base image's tag (default `harness-base:latest`), e.g. to keep parallel checkouts from "
                         "sharing one image",
+    "HARNESS_MWERSEGMENTER": "the original mwerSegmenter binary the 2025 profiles run (default: the one the "
+                             "`mwerbinary` extra, PyPI SLTev 1.2.3, installs)",
     "HARNESS_CACHE": "the cache folder (default `~/.cache/harness`): wheelhouse, the scorer's C library, COMET and "
                      "BLEURT score caches, alignments, build logs",
     "HARNESS_CONTEXT_LIST": "set for the participant: the list of the dataset's context documents "

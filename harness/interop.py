@@ -10,8 +10,9 @@ lines) and as a SimulStream metrics log with its evaluation config (`detokenizer
 `simulstream.metrics.score_latency` and `omnisteval longform` read.
 
 SimulStream's reader is re-implemented here (final text and per-word delays from the generated and deleted tokens,
-a partly rewritten last word taking the time of its rewrite) for the `simuleval` detokenizer; the `hf` and `canary`
-detokenizers need the model's tokenizer, which an offline scorer does not load, and are refused with one line.
+a partly rewritten last word taking the time of its rewrite) for every detokenizer: `simuleval`, and `hf` / `canary`
+with the model's tokenizer where the organizer gives it (`tokenizer=`), else with the fixed joining of SentencePiece
+or byte-level BPE pieces (`harness.detokenizers`); pieces of neither kind are refused with one line.
 A chunk's computation-aware time is its audio time plus its computation time, as SimulStream defines it.
 """
 
@@ -28,11 +29,13 @@ from harness.data.longform import match_recording, read_segmentation
 from harness.data.text import read_lines
 from harness.errors import HarnessError
 from harness.runlog.reader import validate_record
+from harness.runlog.record import DELAY_TOLERANCE
 from harness.yamlio import read_yaml
 
 __all__ = ["read_stream_laal_tsv", "fix_simuleval_emission_ca",
            "read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
-           "read_foreign_log", "write_omnisteval_inputs", "write_simulstream_log"]
+           "read_foreign_log", "read_text_longform", "read_text_segmentation", "write_omnisteval_inputs",
+           "write_simulstream_log"]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -105,15 +108,19 @@ def _numbers(values: Any) -> bool:
     return isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def _detokenizer(config: Path | None) -> tuple[str, Any]:
+def _detokenizer(config: Path | None, tokens: list[str] | None = None, tokenizer: Path | None = None
+                 ) -> tuple[str, Any]:
     cfg: dict[str, Any] = {"detokenizer_type": "simuleval", "latency_unit": "word"}
     if config is not None:
         loaded = read_yaml(Path(config), missing="SimulStream eval config not found") or {}
         cfg.update(loaded if isinstance(loaded, dict) else {})
     kind, unit = cfg.get("detokenizer_type"), cfg.get("latency_unit")
+    if kind in ("hf", "canary"):
+        from harness.detokenizers import tokenizer_detokenizer
+
+        return "word", tokenizer_detokenizer(kind, tokens or [], tokenizer, str(config))
     if kind != "simuleval":
-        raise HarnessError(f"{config}: detokenizer_type {kind!r} needs the model's own tokenizer; the harness reads "
-                           "SimulStream logs written with detokenizer_type: simuleval")
+        raise HarnessError(f"{config}: detokenizer_type {kind!r} is not one of simuleval, hf, canary")
     if unit == "word":
         def join_words(tokens: list[str]) -> str:
             return " ".join(tokens)
@@ -149,6 +156,8 @@ class _Replay:
         self.revised = False
 
     def chunk(self, at: float, ca: float, deleted: list[str], generated: list[str]) -> None:
+        if not deleted and not generated:  # a chunk that writes nothing changes nothing
+            return
         if deleted:
             self.revised = True
             if self.tokens[len(self.tokens) - len(deleted):] != deleted:
@@ -202,12 +211,16 @@ def _replay(lines: list[dict[str, Any]], detok: Any, where: str
     return replay.words, replay.delays, replay.elapsed, revisions, replay.revised
 
 
-def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[str, Any]]:
-    """One record per recording of a SimulStream metrics log: final text, per-word delays and CA times (ms)."""
-    _, detok = _detokenizer(config)
+def read_simulstream_log(path: Path, config: Path | None = None, tokenizer: Path | None = None
+                         ) -> list[dict[str, Any]]:
+    """One record per recording of a SimulStream metrics log: final text, per-word delays and CA times (ms);
+    `tokenizer` (a tokenizer.json or folder) joins the pieces of an `hf` or `canary` log."""
+    lines = _lines(path)
+    _, detok = _detokenizer(config, [t for obj in lines for t in obj.get("generated_tokens") or []
+                                     if isinstance(t, str)], tokenizer)
     names: dict[Any, str] = {}
     lines_by_id: dict[Any, list[dict[str, Any]]] = {}
-    for n, obj in enumerate(_lines(path), 1):
+    for n, obj in enumerate(lines, 1):
         if "metadata" in obj:
             meta = obj["metadata"]
             if not isinstance(meta, dict) or not isinstance(meta.get("wav_name"), str):
@@ -231,17 +244,72 @@ def read_simulstream_log(path: Path, config: Path | None = None) -> list[dict[st
 
 def read_foreign_log(log: Path, segmentation: Path, references: dict[str, Path], *, transcripts: Path | None = None,
                      simulstream_config: Path | None = None, resegmentation: str = "softsegmenter",
-                     warn: Callable[[str], None] | None = None, fix_emission_ca: bool = False,
-                     strict: bool = False) -> list[dict[str, Any]]:
+                     warn: Callable[[str], None] | None = None, tokenizer: Path | None = None,
+                     offset_delays: bool = False, fix_emission_ca: bool = False, strict: bool = False
+                     ) -> list[dict[str, Any]]:
     """A long-form log of another tool (SimulStream metrics log or SimulEval/OmniSTEval JSONL) as harness records,
     with the reference segmentation attached; `warn` hears of recordings the log has no line for (an error under
-    `strict`); `fix_emission_ca` reads a SimulEval log's CA times as OmniSTEval's `--fix_simuleval_emission_ca`."""
+    `strict`) and of output past a recording's length; `offset_delays`: see `attach_segmentation`;
+    `fix_emission_ca` reads a SimulEval log's CA times as OmniSTEval's `--fix_simuleval_emission_ca`."""
     if is_simulstream_log(log):
-        records = read_simulstream_log(log, simulstream_config)
+        records = read_simulstream_log(log, simulstream_config, tokenizer)
     else:
         records = read_jsonl_hypotheses(log, fix_emission_ca=fix_emission_ca)
     return attach_segmentation(records, segmentation, references, transcripts, resegmentation, warn=warn,
-                               log=log, strict=strict)
+                               log=log, offset_delays=offset_delays, strict=strict)
+
+
+def read_text_segmentation(path: Path) -> list[int]:
+    """The document of each reference sentence of an OmniSTEval text segmentation (`docid=D,segid=S` a line,
+    documents numbered from 0)."""
+    docs = []
+    for n, line in enumerate(read_lines(path), 1):
+        try:
+            fields = dict(part.split("=", 1) for part in line.strip().split(","))
+            docs.append(int(fields["docid"]))
+            int(fields["segid"])
+        except (ValueError, KeyError):
+            raise HarnessError(f"{path}: line {n}: expected docid=DOC,segid=SEG, got {line.strip()[:80]!r}") from None
+    if not docs:
+        raise HarnessError(f"{path}: no sentence")
+    if min(docs) < 0:
+        raise HarnessError(f"{path}: document ids start at 0, got {min(docs)}")
+    return docs
+
+
+def read_text_longform(hypotheses: Path, text_segmentation: Path, references: dict[str, Path], *, unit: str,
+                       transcripts: Path | None = None, resegmentation: str = "softsegmenter") -> list[dict[str, Any]]:
+    """Long-form text (OmniSTEval's `--text_segmentation` with a text hypothesis): one output line per document,
+    resegmented onto that document's reference sentences. Nothing is timed: the records carry `timed: false`,
+    for quality only (their units, in `unit`, all at time 0)."""
+    from harness.units import split_units
+
+    docs = read_text_segmentation(text_segmentation)
+    sets = {name: read_lines(p) for name, p in references.items()}
+    src = read_lines(transcripts) if transcripts is not None else None
+    for name, lines in [*sets.items(), *([("transcripts", src)] if src is not None else [])]:
+        if len(lines) != len(docs):
+            raise HarnessError(f"{references.get(name, transcripts)}: {len(lines)} lines but {text_segmentation} "
+                               f"has {len(docs)} sentences")
+    outputs = read_lines(hypotheses)
+    if len(outputs) != max(docs) + 1:
+        raise HarnessError(f"{hypotheses}: {len(outputs)} lines but {text_segmentation} names {max(docs) + 1} "
+                           "documents (one output line per document)")
+    records = []
+    for d, text in enumerate(outputs):
+        rows = [n for n, doc in enumerate(docs) if doc == d]
+        if not rows:
+            raise HarnessError(f"{text_segmentation}: document {d} has no sentence")
+        info: dict[str, Any] = {"recording": f"doc{d}", "segments": [[0.0, 0.0] for _ in rows], "timed": False,
+                                "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+                                "resegmentation": resegmentation}
+        if src is not None:
+            info["transcripts"] = [src[n].strip() for n in rows]
+        records.append({"index": d, "source": [f"doc{d}"], "prediction": text.strip(),
+                        "delays": [0.0] * len(split_units(text, unit)), "source_length": None, "longform": info,
+                        "status": "ok", "latency_unit": "word",
+                        "references": {name: " ".join(v) for name, v in info["sentences"].items()}})
+    return records
 
 
 def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
@@ -251,14 +319,17 @@ def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
 
 def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
                         transcripts: Path | None = None, resegmentation: str = "softsegmenter", *,
-                        warn: Callable[[str], None] | None = None, log: Path | None = None, strict: bool = False
-                        ) -> list[dict[str, Any]]:
+                        warn: Callable[[str], None] | None = None, log: Path | None = None,
+                        offset_delays: bool = False, strict: bool = False) -> list[dict[str, Any]]:
     """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem.
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
     them in one line that counts them. Without `warn`, or with `strict`, it is an error, as is a record that
-    matches no recording."""
+    matches no recording. `offset_delays` (OmniSTEval's `--offset_delays`): the log's times start at each
+    recording's first sentence, so every sentence of a recording moves earlier by the offset of its first one."""
     entries, sets, src = _sentence_files(segmentation, references, transcripts)
+    if offset_delays:
+        entries = _offset_entries(entries)
     records, per = _assign(list(records), entries, segmentation, None if strict else warn, log)
     out = []
     for rec, rows in zip(records, per, strict=True):
@@ -273,12 +344,24 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
         if src is not None:
             info["transcripts"] = [src[n].strip() for n in rows]
         end = max(entries[n][1] + entries[n][2] for n in rows)
-        new = {**rec, "source_length": _audio_length(rec, end), "longform": info, "status": "ok",
+        new = {**rec, "source_length": _audio_length(rec, end, warn, log), "longform": info, "status": "ok",
                "latency_unit": "word", "references": {name: " ".join(v) for name, v in info["sentences"].items()}}
         problem = validate_record(new, "")
         if problem is not None:
             raise HarnessError(f"recording {rec['source'][0]}: {problem}")
         out.append(new)
+    return out
+
+
+def _offset_entries(entries: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """Each entry's offset less that of the first entry of its run of entries of one recording (as OmniSTEval's
+    `--offset_delays` moves them)."""
+    out: list[tuple[str, float, float]] = []
+    first = 0.0
+    for n, (wav, off, dur) in enumerate(entries):
+        if n == 0 or entries[n - 1][0] != wav:
+            first = off
+        out.append((wav, off - first, dur))
     return out
 
 
@@ -321,13 +404,24 @@ def _assign(records: list[dict[str, Any]], entries: list[tuple[str, float, float
     return records, per
 
 
-def _audio_length(record: dict[str, Any], sentences_end: float) -> float:
+def _audio_length(record: dict[str, Any], sentences_end: float, warn: Callable[[str], None] | None = None,
+                  log: Path | None = None) -> float:
     """The recording's `source_length` where the log gives a usable one, else as far as its sentences and output
-    reach."""
+    reach. Output written after the length the log gives (SimulEval's last segment can end past the audio) is
+    scored as OmniSTEval scores it, which reads no length from a long-form log: the recording is taken to last
+    until that output, and `warn` hears of it."""
+    last = record["delays"][-1] if record.get("delays") else 0.0
     length = record.get("source_length")
-    if isinstance(length, (int, float)) and not isinstance(length, bool) and 0 < length < float("inf"):
-        return length
-    return max(sentences_end, record["delays"][-1] if record.get("delays") else 0.0)
+    if not (isinstance(length, (int, float)) and not isinstance(length, bool) and 0 < length < float("inf")):
+        return max(sentences_end, last)
+    if last > length * (1 + DELAY_TOLERANCE):
+        if warn is not None:
+            late = sum(1 for d in record["delays"] if d > length * (1 + DELAY_TOLERANCE))
+            warn(f"{log or 'the log'}: recording {record['source'][0]}: {late} delay(s) up to {last:g} ms lie past "
+                 f"its source_length ({length:g} ms), by up to {last - length:g} ms: scored as OmniSTEval scores "
+                 "them (the recording is taken to last until its last output)")
+        return last
+    return length
 
 
 def write_omnisteval_inputs(records: Sequence[dict[str, Any]], folder: Path) -> dict[str, Path]:

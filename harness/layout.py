@@ -32,7 +32,7 @@ SERVER_LOG = "server.log"
 PREPARE_LOG = "prepare.log"
 DRIVER_REPORT = "driver.json"
 START_GATE = ".start-gate"
-HARNESS_STOP = ".harness-stop"
+STOP_NOTE = ".harness-stop"
 MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 SUMMARY = "summary.json"
@@ -85,7 +85,7 @@ class RunDir:
     def harness_stop(self) -> Path:
         """Written by the harness (its reason inside) just before it kills the participant on a total or idle
         timeout, so that the driver marks the instance it cuts as cut by the harness (`runmeta.harness_stop`)."""
-        return self.path / HARNESS_STOP
+        return self.path / STOP_NOTE
 
     @property
     def driver_report(self) -> Path:

@@ -72,6 +72,12 @@ def _mwersegmenter() -> bool:
     return True
 
 
+def _omnisteval_examples() -> Path:
+    from tests.peer_support import EXAMPLES
+
+    return EXAMPLES
+
+
 def _browser() -> bool:
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
 
@@ -106,6 +112,10 @@ DEPENDENCIES = {
     "mwersegmenter": Dependency("the original mwerSegmenter binary (SLTev 1.2.3, the mwerbinary extra) on x86 Linux",
                                 "the original mwerSegmenter binary is not installed or cannot run here "
                                 "(pip install 'harness[mwerbinary]'; scripts/setup.sh)", _mwersegmenter),
+    "omnisteval_examples": Dependency(
+        "OmniSTEval 0.1.10's examples/ (HARNESS_OMNISTEVAL_EXAMPLES, or shared/omnisteval-examples beside the clone)",
+        "OmniSTEval's examples are not here (set HARNESS_OMNISTEVAL_EXAMPLES to a checkout's examples/ folder)",
+        lambda: _omnisteval_examples().is_dir()),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }

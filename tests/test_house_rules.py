@@ -170,7 +170,8 @@ LAYERS: tuple[str, ...] = (
     # the stages: datasets and submissions; the run log, the evaluation server that writes it, its drivers and the
     # client; the metrics and the scoring that read the log (long-form is one of its modes); then the organizer's
     # pipeline that drives them all: images, one run (joint mode and the backends), a batch of runs
-    "harness.data", "harness.intake", "harness.runlog", "harness.interop", "harness.server", "harness.drivers",
+    "harness.data", "harness.intake", "harness.runlog", "harness.detokenizers", "harness.interop", "harness.server",
+    "harness.drivers",
     "harness.client", "harness.baselines", "harness.metrics", "harness.scoring", "harness.images", "harness.run",
     "harness.batch",
     # after the results exist: they only read results

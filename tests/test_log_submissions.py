@@ -321,3 +321,49 @@ def test_a_malformed_log_is_one_line_naming_it(tmp_path, text, problem) -> None:
     with pytest.raises(HarnessError) as info:
         log_records(log, track, track.dataset("dev"), "sub/submission.yaml: logs.dev")
     assert str(info.value) == f"sub/submission.yaml: logs.dev: {log}: {problem}"
+
+
+def _as_pieces(log: Path) -> None:
+    """The log rewritten as a SentencePiece model's pieces (`▁` starts a word; longer words in two pieces), as a
+    SimulStream server with `detokenizer_type: hf` logs them."""
+    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    for obj in lines:
+        if "generated_tokens" in obj:
+            obj["generated_tokens"] = [p for w in obj["generated_tokens"]
+                                       for p in ([f"\u2581{w[:3]}", w[3:]] if len(w) > 4 else [f"\u2581{w}"])]
+    log.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines), encoding="utf-8")
+
+
+def test_a_log_of_model_pieces_is_read_with_the_config_and_tokenizer_the_submission_names(tmp_path) -> None:
+    from harness.batch.logsub import log_records
+    from harness.config import load_config
+    from tests.peer_support import whisper_tokenizer_json
+
+    config = load_config(regime_config(tmp_path), check_files=False)
+    track = config.track("longform-en-es")
+    words = log_submission(tmp_path / "words", lags={"test": 700})
+    plain = log_records(words / "test.jsonl", track, track.dataset("test"), "plain")
+    sub = log_submission(tmp_path / "pieces", lags={"test": 700},
+                         logs={"test": "{file: test.jsonl, config: eval.yaml, tokenizer: tok/tokenizer.json}"})
+    _as_pieces(sub / "test.jsonl")
+    (sub / "eval.yaml").write_text("detokenizer_type: hf\nhf_model_name: org/model\n", encoding="utf-8")
+    (sub / "tok").mkdir()
+    shutil.copy(whisper_tokenizer_json(), sub / "tok" / "tokenizer.json")  # a real tokenizer.json (any will do:
+    # a Metaspace decoder is what joins SentencePiece pieces; Whisper's ByteLevel one keeps `▁` as it is)
+    loaded = load_submission(sub)
+    assert loaded.log_configs == {"test": (sub / "eval.yaml").resolve()}
+    assert loaded.log_tokenizers == {"test": (sub / "tok" / "tokenizer.json").resolve()}
+    fixed = log_records(loaded.logs["test"], track, track.dataset("test"), "pieces",
+                        config=loaded.log_configs["test"])
+    assert [r["prediction"] for r in fixed] == [r["prediction"] for r in plain]
+    assert [r["delays"] for r in fixed] == [r["delays"] for r in plain]
+    with_tokenizer = log_records(loaded.logs["test"], track, track.dataset("test"), "pieces",
+                                 config=loaded.log_configs["test"], tokenizer=loaded.log_tokenizers["test"])
+    assert "\u2581" in with_tokenizer[0]["prediction"]  # the tokenizer named is the one used, as given
+    text = (sub / "submission.yaml").read_text(encoding="utf-8")
+    for old, new, problem in (("eval.yaml", "absent.yaml", "logs.test.config: file not found"),
+                              ("tokenizer:", "tokeniser:", "logs.test.tokeniser: unknown field; did you mean "
+                                                           "'tokenizer'?")):
+        (sub / "submission.yaml").write_text(text.replace(old, new), encoding="utf-8")
+        with pytest.raises(SubmissionError, match=problem):
+            load_submission(sub)

@@ -248,7 +248,10 @@ class SubmissionJob:
 
         run, log = self.out.run(ds.name), sub.logs[ds.name]
         digest, fmt = f"sha256:{sha256_file(log)}", log_format(log, track)
-        key, hashes = resume.run_key(digest, self.opts.config, track, ds, command=("log", fmt))
+        config, tokenizer = sub.log_configs.get(ds.name), sub.log_tokenizers.get(ds.name)  # how the log is read
+        how = [f"log_config:sha256:{sha256_file(config)}"] if config else []
+        how += [f"log_tokenizer:{tokenizer.relative_to(sub.path)}"] if tokenizer else []
+        key, hashes = resume.run_key(digest, self.opts.config, track, ds, command=("log", fmt, *how))
         entry: dict[str, Any] = {"kind": "log", "content_key": key, "dataset_sha256": hashes,
                                  "log": {"file": str(log.relative_to(sub.path)), "sha256": digest, "format": fmt},
                                  "hardware": {"declared": sub.hardware}}
@@ -263,7 +266,8 @@ class SubmissionJob:
         self.progress.update(self.sub_id, dataset=ds.name, state="scoring log")
         t0 = time.monotonic()
         try:
-            records = log_records(log, track, ds, f"{sub.yaml_path}: logs.{ds.name}")
+            records = log_records(log, track, ds, f"{sub.yaml_path}: logs.{ds.name}", config=config,
+                                  tokenizer=tokenizer)
         except HarnessError as exc:
             outcome, scores, records = failures.Outcome(failures.INVALID_SUBMISSION, str(exc)), None, []
         else:

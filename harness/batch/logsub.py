@@ -39,10 +39,13 @@ def log_format(log: Path, track: Track) -> str:
     return "simulstream" if track.is_longform and is_simulstream_log(log) else "simuleval"
 
 
-def log_records(log: Path, track: Track, ds: Dataset, where: str) -> list[dict[str, Any]]:
-    """The harness records of `log` on dataset `ds`; a HarnessError `WHERE: LOG: problem` otherwise."""
+def log_records(log: Path, track: Track, ds: Dataset, where: str, *, config: Path | None = None,
+                tokenizer: Path | None = None) -> list[dict[str, Any]]:
+    """The harness records of `log` on dataset `ds`; a HarnessError `WHERE: LOG: problem` otherwise. `config` and
+    `tokenizer`: the SimulStream eval config a long-form log was written with and the model's tokenizer (the
+    submission's `logs.DATASET.config`, `.tokenizer`)."""
     try:
-        records = _longform(log, track, ds) if track.is_longform else _shortform(log, track, ds)
+        records = _longform(log, track, ds, config, tokenizer) if track.is_longform else _shortform(log, track, ds)
     except LogProblems as exc:
         lines = [f"{where}: {log}: {line.removeprefix(f'{log}: ')}" for line in exc.problems]
         raise LogProblems(lines, hint="; `harness check SUBMISSION --config CONFIG` lists them") from None
@@ -56,12 +59,13 @@ def log_records(log: Path, track: Track, ds: Dataset, where: str) -> list[dict[s
     return records
 
 
-def _longform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:
+def _longform(log: Path, track: Track, ds: Dataset, config: Path | None, tokenizer: Path | None
+              ) -> list[dict[str, Any]]:
     from harness.data.longform import read_segmentation
     from harness.interop import attach_segmentation, is_simulstream_log, read_jsonl_hypotheses, read_simulstream_log
 
     assert ds.segmentation is not None  # a long-form dataset has one (harness.config)
-    records = read_simulstream_log(log) if is_simulstream_log(log) else read_jsonl_hypotheses(log)
+    records = read_simulstream_log(log, config, tokenizer) if is_simulstream_log(log) else read_jsonl_hypotheses(log)
     given = sorted({Path(r["source"][0]).name for r in records})
     if not given:
         raise HarnessError("names no recording")

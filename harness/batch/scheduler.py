@@ -172,5 +172,11 @@ def load_options(submissions: list[str | Path], config_path: Path, output: Path,
         for track in config.tracks:
             if ds in track.datasets:
                 require_dataset_files(config, track, ds)
+    from harness.metrics.quality import tokenizer_problem
+
+    for track in config.tracks:  # a BLEU tokenizer that is not installed: one line before anything runs
+        problem = tokenizer_problem(track.tokenizer) if set(datasets) & set(track.datasets) else None
+        if problem:
+            raise HarnessError(f"{config_path}: track {track.name!r}: tokenizer: {problem}")
     return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume, overwrite=overwrite)

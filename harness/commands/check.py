@@ -83,7 +83,8 @@ def _check_logs(report: Any, config: Any) -> None:
             report.add(ERROR, f"{where}: {problem}")
             continue
         try:
-            records = log_records(log, track, track.dataset(name), where)
+            records = log_records(log, track, track.dataset(name), where, config=sub.log_configs.get(name),
+                                  tokenizer=sub.log_tokenizers.get(name))
         except LogProblems as exc:  # every problem of its delays and times, one line each
             for line in exc.problems:
                 report.add(ERROR, line)

@@ -189,15 +189,32 @@ def foreign_longform_records(given: str, args: argparse.Namespace) -> tuple[Path
 
     path = Path(given)
     log = path if path.is_file() else layout.log_path(path)
+    transcripts = Path(args.transcripts) if args.transcripts else None
+    resegmentation = getattr(args, "resegmentation", None) or "softsegmenter"
+    if getattr(args, "text_segmentation", None):
+        return log, interop.read_text_longform(log, Path(args.text_segmentation), _references(args.references),
+                                               unit=target_unit(args), transcripts=transcripts,
+                                               resegmentation=resegmentation)
     records = interop.read_foreign_log(
-        log, Path(args.segmentation), _references(args.references),
-        transcripts=Path(args.transcripts) if args.transcripts else None,
+        log, Path(args.segmentation), _references(args.references), transcripts=transcripts,
         simulstream_config=Path(args.simulstream_config) if args.simulstream_config else None,
+        tokenizer=Path(args.simulstream_tokenizer) if args.simulstream_tokenizer else None,
         resegmentation=(getattr(args, "resegmentation", None)
                         or get_profile(getattr(args, "profile", None)).quality_resegmentation or "softsegmenter"),
+        offset_delays=getattr(args, "offset_delays", False),
         warn=lambda line: print(f"warning: {line}", file=sys.stderr),
         fix_emission_ca=getattr(args, "fix_simuleval_emission_ca", False), strict=getattr(args, "strict", False))
     return log, records
+
+
+def target_unit(args: argparse.Namespace) -> str:
+    """The long-form target unit: `--latency-unit word|char` when given, else the one `--target-lang` implies."""
+    from harness.scoring.options import CHAR_LEVEL_LANGS
+
+    if getattr(args, "latency_unit", None) in ("word", "char"):
+        return str(args.latency_unit)
+    lang = (getattr(args, "target_lang", None) or "").split("-")[0].split("_")[0].lower()
+    return "char" if lang in CHAR_LEVEL_LANGS else "word"
 
 
 def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bool = True) -> None:
@@ -205,11 +222,16 @@ def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bo
     lf = parser.add_argument_group("long-form logs of other tools (SimulEval/OmniSTEval JSONL, SimulStream logs)")
     lf.add_argument("--segmentation", default=None, metavar="YAML",
                     help="reference segmentation ({wav, offset, duration} per sentence): read the log as long-form")
+    lf.add_argument("--offset-delays", action="store_true",
+                    help="the log's delays start at each recording's first sentence (OmniSTEval's --offset_delays)")
     lf.add_argument("--references", nargs="+", default=None, metavar="[NAME=]FILE",
                     help="reference sentences, one a line, aligned with --segmentation (NAME defaults to orig)")
     lf.add_argument("--transcripts", default=None, metavar="FILE", help="source sentences aligned likewise")
     lf.add_argument("--simulstream-config", default=None, metavar="YAML",
-                    help="SimulStream eval config of a metrics log (detokenizer_type: simuleval)")
+                    help="SimulStream eval config of a metrics log (detokenizer_type: simuleval, hf or canary)")
+    lf.add_argument("--simulstream-tokenizer", default=None, metavar="PATH",
+                    help="the model's tokenizer (tokenizer.json or a tokenizer folder) for an hf/canary log; without "
+                         "it SentencePiece and byte-level BPE pieces are joined by their fixed rules")
     lf.add_argument("--fix-simuleval-emission-ca", action="store_true",
                     help="read a SimulEval log's cumulative elapsed times as per-unit times, as OmniSTEval's "
                          "--fix_simuleval_emission_ca")
@@ -217,6 +239,9 @@ def add_foreign_arguments(parser: argparse.ArgumentParser, *, resegmentation: bo
                     help="refuse a log that has no line for a recording of the segmentation (default: a warning, "
                          "the recording scored as empty output)")
     if resegmentation:
+        lf.add_argument("--text-segmentation", default=None, metavar="FILE",
+                        help="long-form text: docid=D,segid=S per reference sentence (OmniSTEval's "
+                             "--text_segmentation); the log is a text file, one output line per document (quality)")
         lf.add_argument("--longform-end", choices=("reference", "audio"), default=None,
                         help="where a recording ends for LongYAAL: its last reference sentence (OmniSTEval's cut, "
                              "the official value; default) or the end of its audio")
@@ -258,6 +283,7 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
                           computation_aware=not args.no_computation_aware,
                           metrics=tuple(args.metrics) if args.metrics is not None else None,
                           target_lang=args.target_lang, longform_end=args.longform_end or "reference",
+                          target_unit=args.latency_unit if args.latency_unit in ("word", "char") else None,
                           model_metrics=model_metrics(args))
 
 
@@ -320,6 +346,37 @@ def _require_log(path: str, foreign: bool) -> None:
                        f"--segmentation YAML --references FILE`")
 
 
+def check_foreign_flags(args: argparse.Namespace) -> None:
+    """One line for long-form flags that do not go together."""
+    from harness.errors import HarnessError
+    from harness.metric_registry import QUALITY_METRICS
+
+    if args.segmentation and args.text_segmentation:
+        raise HarnessError("--segmentation (speech) and --text-segmentation (text) exclude each other")
+    if args.offset_delays and not args.segmentation:
+        raise HarnessError("--offset-delays moves the sentences of --segmentation (another tool's speech log)")
+    late = [m for m in args.metrics or [] if m not in QUALITY_METRICS and m not in MODEL_METRICS]
+    if args.text_segmentation and late:
+        raise HarnessError(f"--text-segmentation: long-form text has no times, so no {', '.join(late)}")
+
+
+def _check_tools(args: argparse.Namespace, options: ScoringOptions) -> None:
+    """One line before any log is read where a tool the scoring needs cannot run here: the original mwerSegmenter
+    of a 2025 profile, a BLEU tokenizer that is not installed."""
+    from harness.errors import HarnessError
+
+    if options.campaign.stream_segmenter == "mwerbinary":
+        from harness.metrics.mwerbinary import check_binary
+
+        check_binary()
+    if args.metrics is None or "BLEU" in args.metrics:
+        from harness.metrics.quality import tokenizer_problem
+
+        problem = tokenizer_problem(options.tokenizer)
+        if problem:
+            raise HarnessError(f"--tokenizer: {problem}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
     from harness import layout
@@ -331,17 +388,15 @@ def run(args: argparse.Namespace) -> int:
     args.path = list(args.path) + list(getattr(args, "runs_after_metrics", None) or [])
     if not args.path:
         raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
+    check_foreign_flags(args)
     sources = _source_text(args.source_text)
     options = scoring_options(args)
     shared = _logs_per_folder(args.path)
-    if options.campaign.stream_segmenter == "mwerbinary":
-        from harness.metrics.mwerbinary import check_binary
-
-        check_binary()  # one line before any log is read where the original binary cannot run here
+    _check_tools(args, options)
     results = []
     for path in args.path:
-        _require_log(path, bool(args.segmentation))
-        if args.segmentation:
+        _require_log(path, bool(args.segmentation or args.text_segmentation))
+        if args.segmentation or args.text_segmentation:
             log, records = foreign_longform_records(path, args)
             scores, rows = score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",
                                                         source=str(log), source_texts=sources)

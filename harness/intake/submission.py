@@ -64,6 +64,8 @@ class Submission:
     speech_processor_config: str | None = None  # simulstream-http: the config its command serves (recorded)
     logs: dict[str, Path] = field(default_factory=dict)  # a log submission: {dataset name: its system log}
     hardware: str = ""  # a log submission: the hardware its logs were made on, as declared
+    log_configs: dict[str, Path] = field(default_factory=dict)  # {dataset: the SimulStream eval config of its log}
+    log_tokenizers: dict[str, Path] = field(default_factory=dict)  # {dataset: the model's tokenizer for its log}
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -223,7 +225,9 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
-                      logs=_logs(raw["logs"], folder, fail, take), hardware=hardware, models=models, raw=raw)
+                      logs=_logs(raw["logs"], folder, fail, take), hardware=hardware, models=models, raw=raw,
+                      log_configs=take(lambda: _log_extras(raw["logs"], folder, fail, "config"), {}),
+                      log_tokenizers=take(lambda: _log_extras(raw["logs"], folder, fail, "tokenizer"), {}))
 
 
 def _logs(value: Any, folder: Path, fail: Any, take: Any) -> dict[str, Path]:
@@ -237,14 +241,34 @@ def _logs(value: Any, folder: Path, fail: Any, take: Any) -> dict[str, Path]:
         if not isinstance(name, str) or not name:
             take(lambda name=name: _raise(fail("logs", f"dataset names are strings, got {name!r}")))
             continue
-        path = take(lambda name=name, rel=rel: _inside(rel, folder, fail, f"logs.{name}"))
+        if isinstance(rel, dict):  # {file: LOG, config: EVAL_YAML, tokenizer: PATH}: how a SimulStream log was written
+            bad = unknown_field(rel, LOG_KEYS)
+            if bad is not None:
+                take(lambda name=name, bad=bad: _raise(fail(f"logs.{name}.{bad[0]}", bad[1])))
+                continue
+            path = take(lambda name=name, rel=rel: _inside(rel.get("file"), folder, fail, f"logs.{name}.file"))
+        else:
+            path = take(lambda name=name, rel=rel: _inside(rel, folder, fail, f"logs.{name}"))
         if path is not None:
             out[name] = path
     return out
 
 
-def _inside(rel: Any, folder: Path, fail: Any, where: str) -> Path:
-    """An existing file named relative to the submission folder, inside it."""
+#: the keys of a `logs:` entry given as a mapping: the log, its SimulStream eval config, the model's tokenizer
+LOG_KEYS = ("file", "config", "tokenizer")
+
+
+def _log_extras(value: dict[str, Any], folder: Path, fail: Any, key: str) -> dict[str, Path]:
+    """{dataset: its log's `config` (a file) or `tokenizer` (a tokenizer.json or folder)} of the `logs:` entries
+    that name one."""
+    if not isinstance(value, dict):
+        return {}  # `logs:` itself is wrong: _logs says so
+    return {name: _inside(rel[key], folder, fail, f"logs.{name}.{key}", folder_ok=key == "tokenizer")
+            for name, rel in value.items() if isinstance(rel, dict) and rel.get(key) is not None}
+
+
+def _inside(rel: Any, folder: Path, fail: Any, where: str, *, folder_ok: bool = False) -> Path:
+    """An existing file (or, `folder_ok`, folder) named relative to the submission folder, inside it."""
     if not isinstance(rel, str) or not rel.strip():
         raise fail(where, f"expected a file path, got {rel!r}")
     if os.path.isabs(rel):
@@ -252,7 +276,7 @@ def _inside(rel: Any, folder: Path, fail: Any, where: str) -> Path:
     target = (folder / rel).resolve()
     if not target.is_relative_to(folder):
         raise fail(where, f"{rel!r} points outside the submission folder")
-    if not target.is_file():
+    if not (target.is_file() or (folder_ok and target.is_dir())):
         raise fail(where, f"file not found: {folder / rel}")
     return target
 

@@ -23,6 +23,28 @@ __all__ = [
 
 
 
+#: how to install what a sacrebleu tokenizer needs (the harness's extras install sacrebleu's)
+TOKENIZER_EXTRAS = {"ja-mecab": "pip install 'harness[ja]' (sacrebleu[ja]; scripts/setup.sh installs it)",
+                    "ko-mecab": "pip install 'sacrebleu[ko]'"}
+
+
+def tokenizer_problem(tokenizer: str) -> str | None:
+    """Why sacrebleu's BLEU cannot tokenize with `tokenizer` here (an unknown name, or a tokenizer whose modules
+    are not installed), in one line; None when it can. Cheap: it builds the tokenizer once, before any work."""
+    from sacrebleu.metrics import BLEU
+
+    try:
+        BLEU(tokenize=tokenizer)
+    except KeyError:
+        return f"BLEU tokenizer {tokenizer!r} is not one of sacrebleu's ({', '.join(BLEU.TOKENIZERS)})"
+    except Exception as exc:  # sacrebleu raises RuntimeError / ImportError for a tokenizer it cannot load
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+        reason = lines[0] if lines else type(exc).__name__
+        how = TOKENIZER_EXTRAS.get(tokenizer) or next((x for x in lines if x.startswith("pip install")), "")
+        return f"BLEU tokenizer {tokenizer!r} is not installed: {reason}" + (f" ({how})" if how else "")
+    return None
+
+
 def make_metric(name: str, tokenizer: str = "13a") -> Any:
     """A fresh sacrebleu metric object; `tokenizer` applies to BLEU and TER (TER: asian support for zh/ja/char)."""
     from sacrebleu.metrics import BLEU, CHRF

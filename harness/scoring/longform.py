@@ -36,6 +36,11 @@ from harness.units import join_units, split_units
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
 
 
+def is_timed(record: dict[str, Any]) -> bool:
+    """Whether a long-form record has times (long-form text, `timed: false`, has none: quality only)."""
+    return record["longform"].get("timed", True) is not False
+
+
 def is_longform_log(records: Sequence[dict[str, Any]]) -> bool:
     """Whether the records are whole recordings with a reference segmentation (a long-form run)."""
     return bool(records) and all(isinstance(r.get("longform"), dict) for r in records)
@@ -69,7 +74,7 @@ def softsegmenter_tokens(lang: str | None, unit: str) -> str:
     """How SoftSegmenter splits the words it aligns: `chars`, `moses:LANG` (OmniSTEval's `--lang`) or `words`."""
     if unit == "char":
         return "chars"
-    return f"moses:{lang}" if lang else "words"
+    return f"moses:{lang}" if lang and lang not in ("zh", "ja") else "words"  # zh, ja: no Moses (OmniSTEval's)
 
 
 def segmenter_label(method: str, lang: str | None, unit: str, profile: Profile | None = None) -> str:
@@ -191,7 +196,7 @@ def _plan(records: Sequence[dict[str, Any]], options: ScoringOptions, latency_un
               or profile.quality_resegmentation or "softsegmenter")
     if method not in METHODS:
         raise HarnessError(f"unknown resegmentation {method!r} (choose from {', '.join(METHODS)})")
-    unit = "char" if latency_unit == "char" or options.char_level_target else "word"
+    unit = options.target_unit or ("char" if latency_unit == "char" or options.char_level_target else "word")
     return _Plan(method, unit, None if unit == "char" else options.language, options.longform_end, profile)
 
 
@@ -298,6 +303,8 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
 def trailing_units(record: dict[str, Any]) -> int:
     """Units written at or after the end of the recording's last reference sentence: OmniSTEval's LongYAAL leaves
     them out (its recording ends there), whatever the audio after that sentence holds."""
+    if not is_timed(record):
+        return 0
     segments = record["longform"].get("segments") or []
     end = max((float(off) + float(dur) for off, dur in segments), default=0.0)
     return sum(1 for d in record.get("delays") or [] if d >= end)
@@ -311,6 +318,8 @@ def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, la
     records = sorted(records, key=lambda r: r.get("index", 0))
     plan = _plan(records, options, latency_unit)
     wanted = _wanted(options)
+    if not all(is_timed(r) for r in records):  # long-form text: no times, no latency
+        wanted &= set(QUALITY_METRICS) | set(MODEL_METRICS)
     sets = list(options.reference_sets or records[0]["longform"].get("sentences") or {"orig": None})
     first = sets[0]
     sentence_recs, per_sentence, by_method, method = _resegmented(records, plan.method, wanted, first, plan.unit,

@@ -26,7 +26,8 @@ class ScoringOptions:
     """How a run is scored. `target_lang=None`: not known (METEOR falls back to English modules, SoftSegmenter
     splits no words, as OmniSTEval without `--lang`); `longform_end`: where a recording ends for LongYAAL
     (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio); `profile`: the campaign
-    whose official tool's semantics long-form scoring follows (`harness.profiles`)."""
+    whose official tool's semantics long-form scoring follows (`harness.profiles`); `target_unit`: the
+    long-form target unit (`word`, `char`) given explicitly, which wins over the one `target_lang` implies."""
 
     tokenizer: str = "13a"
     computation_aware: bool = True
@@ -38,10 +39,13 @@ class ScoringOptions:
     seed: int = 12345
     resegmentation: str | None = None
     longform_end: str = "reference"
+    target_unit: str | None = None
     model_metrics: Mapping[str, ModelMetric] = field(default_factory=dict)
     profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
+        if self.target_unit not in (None, "word", "char"):
+            raise HarnessError(f"target_unit: {self.target_unit!r} is not one of word, char")
         get_profile(self.profile)
         if self.longform_end not in LONGFORM_ENDS:
             raise HarnessError(f"longform_end: {self.longform_end!r} is not one of {', '.join(LONGFORM_ENDS)}")
