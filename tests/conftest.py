@@ -72,10 +72,11 @@ def _mwersegmenter() -> bool:
     return True
 
 
-def _omnisteval_examples() -> Path:
-    from tests.peer_support import EXAMPLES
+def _peer_data(name: str) -> Path:
+    """A folder of the peers' public data that the repository does not ship (tests/peer_support.py says where)."""
+    from tests import peer_support
 
-    return EXAMPLES
+    return Path(getattr(peer_support, name))
 
 
 def _browser() -> bool:
@@ -115,7 +116,11 @@ DEPENDENCIES = {
     "omnisteval_examples": Dependency(
         "OmniSTEval 0.1.10's examples/ (HARNESS_OMNISTEVAL_EXAMPLES, or shared/omnisteval-examples beside the clone)",
         "OmniSTEval's examples are not here (set HARNESS_OMNISTEVAL_EXAMPLES to a checkout's examples/ folder)",
-        lambda: _omnisteval_examples().is_dir()),
+        lambda: _peer_data("EXAMPLES").is_dir()),
+    "iwslt25_baselines": Dependency(
+        "the IWSLT 2025 baseline runs (HARNESS_IWSLT25_BASELINES, or shared/iwslt25-baselines beside the clone)",
+        "the IWSLT 2025 baseline runs are not here (set HARNESS_IWSLT25_BASELINES to a pe-trik/iwslt25-baselines "
+        "checkout)", lambda: _peer_data("IWSLT25_BASELINES").is_dir()),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
