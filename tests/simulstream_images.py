@@ -1,11 +1,14 @@
 """SimulStream 1.0.0 submissions for the Docker and validate tests (not a test module; imported as
 `tests.simulstream_images`): the image's command is SimulStream's own HTTP speech-processor server, installed from a
 host-made wheel without its dependencies, serving `tests/agents/chunk_speech_agent.py` through
-`harness.client.simulstream_processor`; and a small speech task on the bundled dev recordings."""
+`harness.client.simulstream_processor`; a small speech task on the bundled dev recordings; and `harness validate`
+run on such a submission."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -80,3 +83,10 @@ def simulstream_submission(root: Path, name: str, declared_port: int = 8080, lis
         "type": "harness.client.simulstream_processor.AgentSpeechProcessor", "speech_chunk_size": CHUNK_MS / 1000,
         "agent": agent_path, "agent_args": ["--chunk-ms", str(CHUNK_MS)]}), encoding="utf-8")
     return sub
+
+
+def validate(sub: Path, cfg: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`harness validate SUB --config CFG --output OUT EXTRA...` as a subprocess (its output captured)."""
+    return subprocess.run([sys.executable, "-m", "harness", "validate", str(sub), "--config", str(cfg), "--output",
+                           str(out), *extra], capture_output=True, text=True, timeout=900)
+

@@ -1,19 +1,18 @@
-"""`harness check SUBMISSION_DIR`: one clear line per problem and a non-zero exit; a clean folder passes."""
+"""`harness check SUBMISSION_DIR`: one clear line per problem and a non-zero exit; a clean folder passes (without
+Docker: `--no-docker`; the image checks are tests/test_check_cli_docker.py's)."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
-import subprocess
 import tarfile
-import uuid
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
 from harness.images import base as images
+from tests.check_support import check, make
 
 CONFIG = """\
 task: demo
@@ -25,25 +24,6 @@ tracks:
     datasets:
       dev: {source: dev.en, references: {orig: dev.es}}
 """
-
-
-def make(tmp_path: Path, yaml_extra: str = "", build: str = "{dockerfile: Dockerfile}",
-         dockerfile: str | None = f"FROM {images.DEFAULT_TAG}\nCOPY agent.py /app/\n", name: str = "team-sys") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "submission.yaml").write_text(
-        f"team: team\nsystem: sys\ncontact: a@b.c\ntrack: text-en-es\nbuild: {build}\n"
-        f"command: harness client --agent /app/agent.py\n{yaml_extra}")
-    (folder / "agent.py").write_text("# agent\n")
-    if dockerfile is not None:
-        (folder / "Dockerfile").write_text(dockerfile)
-    return folder
-
-
-def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
-    rc = main(["check", *args])
-    out = capsys.readouterr()
-    return rc, (out.out + out.err).splitlines()
 
 
 def test_clean_submission_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,40 +87,6 @@ def test_foreign_architecture_in_image_tar(tmp_path: Path, capsys: pytest.Captur
     assert rc == 1
     assert f"error: {folder}/image.tar: image architecture {arch} does not run on the " \
            f"{images.host_architecture()} evaluation machines" in lines
-
-
-@pytest.mark.docker
-def test_built_image_architecture_and_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.images.submission import build_submission_image, submission_tag
-    from harness.intake.submission import load_submission
-
-    folder = make(tmp_path, dockerfile="FROM scratch\nCOPY agent.py /\n", name=f"check-{uuid.uuid4().hex[:8]}")
-    rc, lines = check(capsys, str(folder))
-    assert rc == 0 and any("not built yet" in ln for ln in lines)
-    sub = load_submission(folder)
-    tag = submission_tag(sub)
-    try:
-        build_submission_image(sub, tmp_path / "build.log")
-        rc, lines = check(capsys, str(folder))
-        assert rc == 0, lines
-        assert f"ok: image {tag}: image architecture {images.host_architecture()} (linux)" in lines
-        assert any(ln.startswith(f"ok: image {tag}: ") and "(cap 10.0 GiB)" in ln for ln in lines)
-        assert not any("FROM scratch" in ln for ln in lines)
-        rc, lines = check(capsys, str(folder), "--max-image-size", "1")
-        assert rc == 1 and any(ln.startswith(f"error: image {tag}: ") and "exceeds the size cap" in ln
-                               for ln in lines)
-    finally:
-        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
-
-
-@pytest.mark.docker
-def test_from_an_image_the_engine_lacks_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make(tmp_path, dockerfile="FROM harness-test/does-not-exist:9\nCOPY agent.py /\n")
-    rc, lines = check(capsys, str(folder), "-q")
-    assert rc == 0
-    assert any(ln.startswith(f"warning: {folder}/Dockerfile: FROM harness-test/does-not-exist:9: not on this engine")
-               for ln in lines)
-    assert not any(ln.startswith("ok:") for ln in lines)
 
 
 def test_copy_sources_must_be_in_the_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,16 +1,14 @@
 """The start gate (harness/run/gate.py) against a real evaluation server on loopback: the participant's command
 waits while `GET /gate` is closed, then runs by exec (same process, same environment); a command that is not
 there reads as the shell's "not found" (the harness's `crash` with the name); a gate that never opens ends the
-wait with one line; a server without `--gate-file` is open; a bad `wait` is a 400; an image without python3 gets
-no gate."""
+wait with one line; a server without `--gate-file` is open; a bad `wait` is a 400 (that an image without python3
+gets no gate is tests/test_start_gate_docker.py's)."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
-import tarfile
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,7 +17,7 @@ import pytest
 import requests
 
 from harness.run import failures
-from harness.run.gate import gated, image_python
+from harness.run.gate import gated
 from harness.run.joint import loopback_server
 from harness.server.evaluation import open_evaluation
 from harness.server.handlers import GateHandler
@@ -91,23 +89,3 @@ def test_a_server_without_gate_file_is_open_and_a_bad_wait_is_refused(tmp_path):
     ev.close()
     assert answer.status_code == 200 and answer.json() == {"open": True}
     assert bad.status_code == 400 and "'wait' must be a number of seconds" in bad.json()["error"]
-
-
-@pytest.mark.docker
-def test_image_python_finds_python3_or_none(tmp_path):
-    from harness.images.base import DEFAULT_TAG, ensure_base_image
-    from harness.run.docker_backend import docker_api
-
-    api = docker_api()
-    ensure_base_image()
-    assert image_python(api, DEFAULT_TAG) == "/usr/bin/python3"
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:  # an image holding one file and no python3
-        info = tarfile.TarInfo("hello.txt")
-        info.size = 2
-        tar.addfile(info, io.BytesIO(b"hi"))
-    api.import_image_from_data(buf.getvalue(), repository="harness-test-nopython", tag="latest")
-    try:
-        assert image_python(api, "harness-test-nopython:latest") is None
-    finally:
-        api.remove_image("harness-test-nopython:latest", force=True)

@@ -1,24 +1,13 @@
-"""`harness validate`: the organizer's pipeline for participants, with Docker and as local processes."""
+"""`harness validate`: the organizer's pipeline for participants, as local processes (`--no-docker`; the pipeline
+with Docker is tests/test_validate_pipeline_docker.py's)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.evaluate_data.support import CONFIG, leftovers, make_submission
-
-
-def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    """Runs `harness validate`; the result's `pid` attribute is the harness process id."""
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
-                             "--output", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stdout, stderr = proc.communicate(timeout=600)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    done.pid = proc.pid  # type: ignore[attr-defined]
-    return done
+from tests.evaluate_data.support import make_submission, validate
 
 
 def test_no_docker_runs_the_command_locally(tmp_path):
@@ -54,20 +43,6 @@ def test_invalid_submission_is_one_line(tmp_path):
     assert proc.returncode == 1  # as `harness check` and the Docker pipeline: the submission's status (issue 26)
     status = next(line for line in proc.stdout.splitlines() if line.startswith("status"))
     assert "invalid_submission" in status and "submission.yaml" in status and "Traceback" not in proc.stderr
-
-
-@pytest.mark.docker
-def test_docker_pipeline_with_preflight(tmp_path):
-    folder = make_submission(tmp_path / "subs", "val-docker", "python3 probe_agent.py copy")
-    proc = validate(folder, tmp_path / "out")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = proc.stdout
-    assert "status       ok" in out and "instances    3/3" in out
-    for check in ("image architecture: amd64", "image size:", "start-up time:", "peak memory:"):
-        assert check in out, out
-    assert "[fail]" not in out
-    assert (tmp_path / "out" / "val-docker" / "manifest.json").is_file()
-    assert leftovers(f"harness.pid={proc.pid}") == []
 
 
 @pytest.mark.apertium

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -74,6 +75,16 @@ def run_owned(args: list[str], timeout: float) -> tuple[subprocess.CompletedProc
             proc.kill()
             raise
     return subprocess.CompletedProcess(args, proc.returncode, out, err), proc.pid
+
+
+def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """Runs `harness validate`; the result's `pid` attribute is the harness process id."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                             "--output", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=600)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    done.pid = proc.pid  # type: ignore[attr-defined]
+    return done
 
 
 def leftovers(label: str) -> list[str]:
