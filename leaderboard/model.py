@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import layout
-from harness.config import TaskConfig, Track
+from harness.config import Regime, TaskConfig, Track
 from harness.errors import HarnessError
 from harness.jsonio import read_json
 from harness.metric_registry import computation_aware_applies
@@ -337,8 +338,9 @@ def _add_human_scores(runs: list[Run], human: dict[str, Any]) -> None:
                                    "direction": "higher", "unit": "rating 1–5", "definition": HUMAN_DEFINITION}
 
 
-def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
-    where = f"{layout.ResultsDir(root).summary}: runs[{i}]"
+def _checked_entry(raw: Any, where: str) -> dict[str, Any]:
+    """An entry of summary.json's `runs`: an object with non-empty string submission, dataset and status, and a
+    string track when it names one (else a one-line error naming the entry)."""
     if not isinstance(raw, dict):
         raise HarnessError(f"{where}: expected an object")
     for key in ("submission", "dataset", "status"):
@@ -346,64 +348,121 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
             raise HarnessError(f"{where}.{key}: missing or not a string")
     if raw.get("track") is not None and not isinstance(raw.get("track"), str):
         raise HarnessError(f"{where}.track: not a string")
-    sub, ds = raw["submission"], raw["dataset"]
-    run_dir = root / sub / ds if "/" not in sub + ds and ".." not in sub + ds and len(sub) < 256 and len(ds) < 256 \
-        and (root / sub / ds).is_dir() else None
+    return raw
+
+
+def _run_folder(root: Path, sub: str, ds: str) -> Path | None:
+    """RESULTS/<submission>/<dataset> when the names stay inside RESULTS and the folder exists, else None."""
+    inside = "/" not in sub + ds and ".." not in sub + ds and len(sub) < 256 and len(ds) < 256
+    return root / sub / ds if inside and (root / sub / ds).is_dir() else None
+
+
+def _run_scores(raw: dict[str, Any], run_dir: Path | None) -> dict[str, Any]:
+    """The entry's scores, else its run folder's scores.json; text CA records left out (`_without_text_ca`)."""
     scores = given if isinstance(given := raw.get("scores"), dict) else {}
     if not scores and run_dir and layout.RunDir(run_dir).scores.is_file():
         scores = read_json(layout.RunDir(run_dir).scores, "scores")
-    scores = _without_text_ca(scores)
+    return _without_text_ca(scores)
+
+
+def _run_manifest(root: Path, sub: str, run_dir: Path | None) -> dict[str, Any]:
+    """The submission's manifest.json, capped ({} without a run folder or a manifest object)."""
     manifest_path = layout.SubmissionDir(root / sub).manifest if run_dir else None
     manifest = read_json(manifest_path, "manifest") if manifest_path and manifest_path.is_file() else {}
-    slug = slugify(f"{sub}-{ds}")
+    return capped(manifest) if isinstance(manifest, dict) else {}
+
+
+def _unique_slug(text: str, used: set[str]) -> str:
+    """`slugify(text)`, with `_` added until no earlier run has it; recorded in `used`."""
+    slug = slugify(text)
     while slug in used:
         slug += "_"
     used.add(slug)
+    return slug
+
+
+def _text(raw: dict[str, Any], key: str, default: str) -> str:
+    """`raw[key]` as a capped string; `default` (capped) when it is absent or empty."""
+    return cap(str(raw.get(key) or default))
+
+
+def _given_text(raw: dict[str, Any], key: str) -> str | None:
+    """`raw[key]` capped when it is a string, else None."""
+    return cap(raw[key]) if isinstance(raw.get(key), str) else None
+
+
+def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
+    """Entry `i` of summary.json's `runs` with its run folder's files (scores, manifest, client log)."""
+    raw = _checked_entry(raw, f"{layout.ResultsDir(root).summary}: runs[{i}]")
+    sub, ds = raw["submission"], raw["dataset"]
+    run_dir = _run_folder(root, sub, ds)
+    scores = _run_scores(raw, run_dir)
+    manifest = _run_manifest(root, sub, run_dir)
+    slug = _unique_slug(f"{sub}-{ds}", used)
     return Run(
         submission=cap(sub),
-        team=cap(str(raw.get("team") or sub)),
-        system=cap(str(raw.get("system") or "")),
-        track=cap(raw.get("track") or ""),
-        kind=cap(str(raw.get("kind") or "primary")),
+        team=_text(raw, "team", sub),
+        system=_text(raw, "system", ""),
+        track=_text(raw, "track", ""),
+        kind=_text(raw, "kind", "primary"),
         baseline=bool(raw.get("baseline")),
         dataset=cap(ds),
         status=cap(raw["status"]),
-        reason=cap(raw["reason"]) if isinstance(raw.get("reason"), str) else None,
+        reason=_given_text(raw, "reason"),
         scores=scores,
         run_dir=run_dir,
-        manifest=capped(manifest) if isinstance(manifest, dict) else {},
+        manifest=manifest,
         client_log_tail=tail(layout.RunDir(run_dir).client_log) if run_dir else None,
         slug=slug,
         partial=bool(raw.get("partial")) or raw["status"] == "partial",
         key=sub,
         log=raw.get("log") is True,
-        hardware=cap(raw["hardware"]) if isinstance(raw.get("hardware"), str) else "",
+        hardware=_given_text(raw, "hardware") or "",
         models="closed" if raw.get("models") == "closed" else "open",
     )
 
 
-def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
-    """Index columns: primary quality, primary latency (and its CA variant), then the other configured quality and
-    latency metrics, NE and Norm-Scores."""
-    kind = lambda k: catalog.describe(k).kind  # noqa: E731
+def _metric_keys(runs: list[Run]) -> list[str]:
+    """Every metric key of `runs`, in the order they first appear."""
     present: list[str] = []
     for r in runs:
         for k in r.metric_keys:
             if k not in present:
                 present.append(k)
+    return present
+
+
+def _wanted(track: Track | None, present: list[str], pq: str, pl: str, catalog: Catalog) -> list[str]:
+    """The track's quality and latency metrics (without a track: every plain metric the runs have, no `@` subset,
+    no CA variant, no unexplained key), primary quality then primary latency first."""
     if track is not None:
         wanted = [*track.quality, *track.latency]
     else:
-        wanted = [k for k in present if "@" not in k and not k.endswith("_CA") and kind(k) != "other"]
+        wanted = [k for k in present
+                  if "@" not in k and not k.endswith("_CA") and catalog.describe(k).kind != "other"]
     for first in (pl, pq):
         if first in wanted:
             wanted.remove(first)
         wanted.insert(0, first)
-    quality = [k for k in wanted if kind(k) == "quality"]
-    latency = [k for k in wanted if kind(k) == "latency"]
+    return wanted
+
+
+def _latency_columns(wanted: list[str], present: list[str], pl: str, catalog: Catalog) -> list[str]:
+    """The wanted latency metrics, the primary latency's CA variant right after it when the runs have one."""
+    latency = [k for k in wanted if catalog.describe(k).kind == "latency"]
     if f"{pl}_CA" in present:
         latency.insert(latency.index(pl) + 1 if pl in latency else 0, f"{pl}_CA")
-    extra = [k for k in present if "@" not in k and kind(k) in ("stability", "norm")]
+    return latency
+
+
+def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
+    """Index columns: primary quality, primary latency (and its CA variant), then the other configured quality and
+    latency metrics, NE and Norm-Scores."""
+    present = _metric_keys(runs)
+    wanted = _wanted(track, present, pq, pl, catalog)
+    quality = [k for k in wanted if catalog.describe(k).kind == "quality"]
+    latency = _latency_columns(wanted, present, pl, catalog)
+    extra = [k for k in present if "@" not in k and catalog.describe(k).kind in ("stability", "norm")]
     # the primary quality and latency (and its CA variant) first: on a narrow screen they are the columns in view
     primaries = [k for k in (pq, pl, f"{pl}_CA") if k in quality + latency]
     rest = [k for k in quality + latency + extra if k not in primaries]
@@ -431,45 +490,65 @@ def _anticipation_file(root: Path, track: str, dataset: str) -> dict[str, float]
             if isinstance(v, dict) and isinstance(v.get("AA"), (int, float)) and not isinstance(v.get("AA"), bool)}
 
 
+def _track(config: TaskConfig | None, name: str) -> Track | None:
+    """The config's track called `name` (None without a config or such a track)."""
+    return next((t for t in config.tracks if t.name == name), None) if config else None
+
+
+def _scored_unit(runs: list[Run]) -> str:
+    """The latency unit the scorer wrote into the first run whose scores name one ("" when none does)."""
+    for r in runs:
+        info = r.scores.get("info")
+        if isinstance(info, dict) and isinstance(info.get("latency_unit"), str):
+            return str(info["latency_unit"])
+    return ""
+
+
+def _outside_table(board: Board, outside: list[Run], top: float) -> RegimeTable:
+    """The table of the scored runs no regime holds: `above TOP` when all are above the loosest bound."""
+    above = all((s := board.regime_latency(r)) is None or s > top for r in outside)
+    return RegimeTable(f"above {top:g}" if above else "outside", None, board.ranked(outside))
+
+
+def _regime_tables(board: Board, regimes: Sequence[Regime]) -> list[RegimeTable]:
+    """The board's ranked tables: one per regime, tightest first, then one of the scored runs none holds (if
+    any); without regimes, one table `all`."""
+    scored = board.scored
+    if not regimes:
+        return [RegimeTable("all", None, board.ranked(scored))]
+    ordered = sorted(regimes, key=lambda g: g.max_latency)
+    tables: list[RegimeTable] = []
+    placed: set[str] = set()
+    for reg in ordered:
+        inside = [r for r in scored if (s := board.regime_latency(r)) is not None and reg.holds(s)]
+        placed.update(r.key for r in inside)
+        tables.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside), reg.min_latency))
+    outside = [r for r in scored if r.key not in placed]
+    if outside:
+        tables.append(_outside_table(board, outside, ordered[-1].max_latency))
+    return tables
+
+
 def _board(root: Path, track_name: str, dataset: str, runs: list[Run], config: TaskConfig | None,
            catalog: Catalog, regime_runs: dict[str, float] | None = None) -> Board:
     """One board; `regime_runs`: {submission: primary latency of its scored run on the track's `regime_from`}."""
-    track = next((t for t in config.tracks if t.name == track_name), None) if config else None
+    track = _track(config, track_name)
     pq = track.primary_quality if track else "BLEU"
     pl = track.primary_latency if track else "LAAL"
     board = Board(cap(track_name), dataset, runs, track, pq, pl, _columns(track, runs, pq, pl, catalog), catalog,
                   significance_file=_significance_file(root, track_name, dataset),
                   anticipation=_anticipation_file(root, track_name, dataset))
     board.modality = track.modality if track else ""
-    for r in runs:  # the unit the scorer used (ms for speech), else the config's
-        info = r.scores.get("info")
-        if isinstance(info, dict) and isinstance(info.get("latency_unit"), str):
-            board.latency_unit = info["latency_unit"]
-            break
-    if not board.latency_unit:
-        board.latency_unit = "ms" if board.modality == "speech" else (track.latency_unit if track else "word")
+    # the unit the scorer used (ms for speech), else the config's
+    board.latency_unit = _scored_unit(runs) or (
+        "ms" if board.modality == "speech" else (track.latency_unit if track else "word"))
     if board.latency_unit == "ms":
         board.modality = board.modality or "speech"
     if track is not None and track.regime_from is not None:
         board.regime_from = cap(track.regime_from)
         for r in runs:
             r.regime_latency = (regime_runs or {}).get(r.key)
-    scored = board.scored
-    regimes = sorted(track.regimes, key=lambda g: g.max_latency) if track else []
-    placed: set[str] = set()
-    for reg in regimes:
-        inside = [r for r in scored if (s := board.regime_latency(r)) is not None and reg.holds(s)]
-        placed.update(r.key for r in inside)
-        board.regimes.append(RegimeTable(reg.name, reg.max_latency, board.ranked(inside), reg.min_latency))
-    if regimes:
-        top = regimes[-1].max_latency
-        outside = [r for r in scored if r.key not in placed]
-        if outside:
-            above = all((s := board.regime_latency(r)) is None or s > top for r in outside)
-            board.regimes.append(RegimeTable(f"above {top:g}" if above else "outside", None,
-                                             board.ranked(outside)))
-    else:
-        board.regimes.append(RegimeTable("all", None, board.ranked(scored)))
+    board.regimes.extend(_regime_tables(board, track.regimes if track else ()))
     return board
 
 
@@ -477,7 +556,7 @@ def _regime_latencies(placed: list[tuple[Run, str]], config: TaskConfig | None, 
                       ) -> dict[str, float]:
     """{submission: primary latency (never computation-aware) of its scored run on the track's `regime_from`
     dataset}; {} when the track decides regimes on each run's own latency."""
-    track = next((t for t in config.tracks if t.name == track_name), None) if config else None
+    track = _track(config, track_name)
     if track is None or track.regime_from is None:
         return {}
     out: dict[str, float] = {}
@@ -489,34 +568,56 @@ def _regime_latencies(placed: list[tuple[Run, str]], config: TaskConfig | None, 
     return out
 
 
-def load_results(root: Path, config: TaskConfig | None = None) -> Results:
-    """Read RESULTS/summary.json and every run's files; group runs into boards (configured track × dataset)."""
+def _read_summary(root: Path) -> dict[str, Any]:
+    """RESULTS/summary.json: an object with a list `runs` (else a one-line error naming the file)."""
     if not root.is_dir():
         raise HarnessError(f"{root}: results directory not found")
     results_dir = layout.ResultsDir(root)
     summary = read_json(results_dir.summary, "summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("runs"), list):
         raise HarnessError(f"{results_dir.summary}: expected an object with a list 'runs'")
-    used: set[str] = set()
-    runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
-    human = _human_summary(root)
-    _add_human_scores(runs, human)
+    return summary
+
+
+def _place_runs(runs: list[Run], tracks: list[Any], config: TaskConfig | None
+                ) -> tuple[list[tuple[Run, str]], list[Run]]:
+    """([(run, its track)] for the runs naming a track (with a config: one it has), [the runs that do not])."""
     configured = {t.name for t in config.tracks} if config else None
-    raw_tracks = [raw.get("track") for raw in summary["runs"]]
-    valid = [bool(t) and (configured is None or t in configured) for t in raw_tracks]
-    placed = [(r, t) for r, t, ok in zip(runs, raw_tracks, valid, strict=True) if ok]
+    valid = [bool(t) and (configured is None or t in configured) for t in tracks]
+    placed = [(r, t) for r, t, ok in zip(runs, tracks, valid, strict=True) if ok]
     invalid = [r for r, ok in zip(runs, valid, strict=True) if not ok]
-    catalog = Catalog(r.scores for r, _ in placed)
+    return placed, invalid
+
+
+def _board_keys(placed: list[tuple[Run, str]], config: TaskConfig | None) -> list[tuple[str, str]]:
+    """(track, dataset) of every board: the config's track order (others after, by name), test first."""
     keys: list[tuple[str, str]] = []
     for r, t in placed:
         if (t, r.dataset) not in keys:
             keys.append((t, r.dataset))
     order = {t.name: i for i, t in enumerate(config.tracks)} if config else {}
     keys.sort(key=lambda k: (order.get(k[0], len(order)), k[0], k[1] != "test", k[1]))
-    boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog,
-                     _regime_latencies(placed, config, t)) for t, d in keys]
-    for board in boards:  # the Human column, where ratings exist, after the automatic metrics
+    return keys
+
+
+def _add_human_columns(boards: list[Board]) -> None:
+    """The Human column, where ratings exist, after the automatic metrics."""
+    for board in boards:
         if any("Human" in r.scores for r in board.runs) and "Human" not in board.columns:
             board.columns.append("Human")
+
+
+def load_results(root: Path, config: TaskConfig | None = None) -> Results:
+    """Read RESULTS/summary.json and every run's files; group runs into boards (configured track × dataset)."""
+    summary = _read_summary(root)
+    used: set[str] = set()
+    runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
+    human = _human_summary(root)
+    _add_human_scores(runs, human)
+    placed, invalid = _place_runs(runs, [raw.get("track") for raw in summary["runs"]], config)
+    catalog = Catalog(r.scores for r, _ in placed)
+    boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog,
+                     _regime_latencies(placed, config, t)) for t, d in _board_keys(placed, config)]
+    _add_human_columns(boards)
     task = cap(str(summary.get("task") or (config.task if config else "") or root.name))
     return Results(root, summary, runs, boards, task, catalog, invalid, human)
