@@ -16,6 +16,37 @@ from leaderboard.safe import NAME_MAX, PAGE_TEXT_MAX, cap, csv_text, public_run
 REVISIONS_MAX = 1000  # revisions an instance page shows
 
 
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    """How many leading units `a` and `b` share."""
+    keep = 0
+    while keep < min(len(a), len(b)) and a[keep] == b[keep]:
+        keep += 1
+    return keep
+
+
+def _revision_views(revisions: list[Any], tok_unit: str) -> list[dict[str, Any]]:
+    """The first `REVISIONS_MAX` revisions, each with the units it keeps, erases and adds against the one before."""
+    out = []
+    prev: list[str] = []
+    for rev in revisions[:REVISIONS_MAX]:
+        cur = split_units(str(rev.get("text") or "")[:PAGE_TEXT_MAX], tok_unit)
+        keep = _common_prefix(prev, cur)
+        out.append({"delay": float(rev.get("delay") or 0.0), "elapsed": rev.get("elapsed"),
+                    "text": cap(str(rev.get("text") or ""), PAGE_TEXT_MAX), "length": len(cur),
+                    "kept": cur[:keep],
+                    "erased_words": prev[keep:], "added": cur[keep:], "erased": len(prev) - keep})
+        prev = cur
+    return out
+
+
+def _source(record: dict[str, Any]) -> tuple[list[str], float]:
+    """The source's words (a text source; [] for audio) and its length (`source_length`, else its word count, else
+    1)."""
+    source = record.get("source")
+    src_words = source.split() if isinstance(source, str) else []
+    return src_words, float(record.get("source_length") or len(src_words) or 1)
+
+
 def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[str, Any]:
     """What the instance page's timeline and slider show: target tokens with delays, revisions with the words
     they erase and add. The source axis is in ms of audio for speech, in source words for text.
@@ -28,22 +59,9 @@ def timeline(record: dict[str, Any], latency_unit: str, speech: bool) -> dict[st
     target = split_units(prediction[:PAGE_TEXT_MAX], tok_unit)
     delays = [float(d) for d in (record.get("delays") or [])[: len(target)]]
     all_revisions = record.get("revisions") or []
-    revisions = []
-    prev: list[str] = []
-    for rev in all_revisions[:REVISIONS_MAX]:
-        cur = split_units(str(rev.get("text") or "")[:PAGE_TEXT_MAX], tok_unit)
-        keep = 0
-        while keep < min(len(prev), len(cur)) and prev[keep] == cur[keep]:
-            keep += 1
-        revisions.append({"delay": float(rev.get("delay") or 0.0), "elapsed": rev.get("elapsed"),
-                          "text": cap(str(rev.get("text") or ""), PAGE_TEXT_MAX), "length": len(cur),
-                          "kept": cur[:keep],
-                          "erased_words": prev[keep:], "added": cur[keep:], "erased": len(prev) - keep})
-        prev = cur
+    revisions = _revision_views(all_revisions, tok_unit)
     elapsed = [float(e) for e in (record.get("elapsed") or [])[: len(delays)]]
-    source = record.get("source")
-    src_words = source.split() if isinstance(source, str) else []
-    source_length = float(record.get("source_length") or len(src_words) or 1)
+    src_words, source_length = _source(record)
     return {
         "unit": unit,
         "joiner": "" if tok_unit == "char" else " ",
@@ -71,28 +89,30 @@ def slider_end(source_length: float, delays: list[float], revisions: list[dict[s
 WINDOW_MS = 120_000  # one page section of a long recording's timeline
 
 
-def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: float = WINDOW_MS) -> dict[str, Any]:
-    """What a long-form recording's page shows: its resegmented sentences (from the scoring stage's
-    instance_scores row) and its timeline cut into windows of `window_ms`, each with the words written in it and
-    the sentences spoken in it, so a 20-minute talk stays readable (and each sentence links to its window)."""
-    info = record.get("longform") or {}
-    sentences_out = (row or {}).get("sentences") or []
-    segments = info.get("segments") or []
-    refs = info.get("sentences") or {}
-    first = next(iter(refs), None)
-    length = float(record.get("source_length") or 1.0)
-    n_windows = max(1, int(-(-length // window_ms)))
-    words = split_units(str(record.get("prediction") or ""), "word")
-    delays = [float(d) for d in (record.get("delays") or [])]
+#: a resegmented sentence's fields that are not its metrics
+SENTENCE_FIELDS = ("offset_ms", "duration_ms", "prediction", "references", "delays")
+
+
+def _sentence_views(segments: list[Any], scored: list[Any], refs: dict[str, Any], first: str | None,
+                    window_ms: float) -> list[dict[str, Any]]:
+    """Each reference sentence of a recording (its `segments`: [offset ms, duration ms]) with its span, its
+    window, its reference in the set `first`, and its resegmented prediction and metrics (`scored`, in order)."""
     sentences: list[dict[str, Any]] = []
     for n, seg in enumerate(segments):
         start, dur = float(seg[0]), float(seg[1])
-        out = sentences_out[n] if n < len(sentences_out) else {}
-        metrics = {k: v for k, v in out.items() if k not in ("offset_ms", "duration_ms", "prediction", "references",
-                                                              "delays")}
+        out = scored[n] if n < len(scored) else {}
+        metrics = {k: v for k, v in out.items() if k not in SENTENCE_FIELDS}
         sentences.append({"n": n, "start_ms": start, "end_ms": start + dur, "window": int(start // window_ms),
                           "reference": cap(str(refs[first][n]) if first else "", PAGE_TEXT_MAX),
                           "prediction": cap(str(out.get("prediction", "")), PAGE_TEXT_MAX), "metrics": metrics})
+    return sentences
+
+
+def _window_views(length: float, window_ms: float, delays: list[float], words: list[str],
+                  sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recording's timeline cut into windows of `window_ms` (at least one): the words written in each (the
+    last also holds those written after the recording's end) and the sentences spoken in it."""
+    n_windows = max(1, int(-(-length // window_ms)))
     windows = []
     for k in range(n_windows):
         a, b = k * window_ms, min((k + 1) * window_ms, length)
@@ -100,9 +120,24 @@ def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: flo
                         "points": [(d, i, w) for i, (d, w) in enumerate(zip(delays, words, strict=False))
                                    if a <= d < b or (k == n_windows - 1 and d >= b)],
                         "sentences": [s for s in sentences if s["start_ms"] < b and s["end_ms"] > a]})
+    return windows
+
+
+def recording(record: dict[str, Any], row: dict[str, Any] | None, window_ms: float = WINDOW_MS) -> dict[str, Any]:
+    """What a long-form recording's page shows: its resegmented sentences (from the scoring stage's
+    instance_scores row) and its timeline cut into windows of `window_ms`, each with the words written in it and
+    the sentences spoken in it, so a 20-minute talk stays readable (and each sentence links to its window)."""
+    info = record.get("longform") or {}
+    segments = info.get("segments") or []
+    refs = info.get("sentences") or {}
+    first = next(iter(refs), None)
+    length = float(record.get("source_length") or 1.0)
+    words = split_units(str(record.get("prediction") or ""), "word")
+    delays = [float(d) for d in (record.get("delays") or [])]
+    sentences = _sentence_views(segments, (row or {}).get("sentences") or [], refs, first, window_ms)
     return {"name": str(info.get("recording") or record.get("index")), "length_ms": length,
-            "sentences": sentences, "windows": windows, "reference_set": first,
-            "resegmentation": info.get("resegmentation"), "words": len(words),
+            "sentences": sentences, "windows": _window_views(length, window_ms, delays, words, sentences),
+            "reference_set": first, "resegmentation": info.get("resegmentation"), "words": len(words),
             "last_sentence_end_ms": max((float(a) + float(b) for a, b in segments), default=0.0)}
 
 
