@@ -381,12 +381,12 @@ def _unique_slug(text: str, used: set[str]) -> str:
     return slug
 
 
-def _text(raw: dict[str, Any], key: str, default: str) -> str:
+def _capped_or(raw: dict[str, Any], key: str, default: str) -> str:
     """`raw[key]` as a capped string; `default` (capped) when it is absent or empty."""
     return cap(str(raw.get(key) or default))
 
 
-def _given_text(raw: dict[str, Any], key: str) -> str | None:
+def _capped_if_string(raw: dict[str, Any], key: str) -> str | None:
     """`raw[key]` capped when it is a string, else None."""
     return cap(raw[key]) if isinstance(raw.get(key), str) else None
 
@@ -401,14 +401,14 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     slug = _unique_slug(f"{sub}-{ds}", used)
     return Run(
         submission=cap(sub),
-        team=_text(raw, "team", sub),
-        system=_text(raw, "system", ""),
-        track=_text(raw, "track", ""),
-        kind=_text(raw, "kind", "primary"),
+        team=_capped_or(raw, "team", sub),
+        system=_capped_or(raw, "system", ""),
+        track=_capped_or(raw, "track", ""),
+        kind=_capped_or(raw, "kind", "primary"),
         baseline=bool(raw.get("baseline")),
         dataset=cap(ds),
         status=cap(raw["status"]),
-        reason=_given_text(raw, "reason"),
+        reason=_capped_if_string(raw, "reason"),
         scores=scores,
         run_dir=run_dir,
         manifest=manifest,
@@ -417,7 +417,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
         partial=bool(raw.get("partial")) or raw["status"] == "partial",
         key=sub,
         log=raw.get("log") is True,
-        hardware=_given_text(raw, "hardware") or "",
+        hardware=_capped_if_string(raw, "hardware") or "",
         models="closed" if raw.get("models") == "closed" else "open",
     )
 
