@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = Path(os.environ.get("HARNESS_OMNISTEVAL_EXAMPLES") or ROOT.parent / "shared" / "omnisteval-examples")
 # a checkout (or subset) of pe-trik/iwslt25-baselines: the 2025 organizers' published runs (not committed either)
 IWSLT25_BASELINES = Path(os.environ.get("HARNESS_IWSLT25_BASELINES") or ROOT.parent / "shared" / "iwslt25-baselines")
-# text the tokenizers are trained and checked on: the bundled UDHR (English, Spanish, Chinese) and German talk lines
+# text the tokenizers are trained and checked on: the bundled UDHR (English, Spanish) and German talk lines
 SAMPLE_TEXT = [line.strip() for name in ("data/udhr/dev.en", "data/udhr/dev.es", "data/udhr/test.en",
-                                         "data/udhr/test.es", "tests/evaluate_data/udhr.zh")
+                                         "data/udhr/test.es")
                for line in (ROOT / name).read_text(encoding="utf-8").splitlines() if line.strip()] + GERMAN
 
 

@@ -23,11 +23,11 @@ from harness import interop
 from harness.cli import main
 from harness.detokenizers import SPIECE, byte_level_join, load_tokenizer, piece_convention, sentencepiece_join
 from harness.errors import HarnessError
-from tests.peer_support import SAMPLE_TEXT, seamless_folder, spm_model, whisper_folder, whisper_tokenizer_json
+from tests.peer_support import EXAMPLES, SAMPLE_TEXT, seamless_folder, spm_model, whisper_folder, whisper_tokenizer_json
 
 __all__ = ["seamless_folder", "spm_model", "whisper_folder"]  # fixtures
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "omnisteval" / "simulstream_example"
+EXAMPLE = EXAMPLES / "simulstream_example"  # OmniSTEval's, where it is at hand (tests/peer_support.py)
 MULTILINGUAL = [
     "Hallo Welt, das ist eine Übernahme (Applaus).",
     "我们今天讨论词汇借用，以及它在西班牙语中的作用。",
@@ -57,7 +57,7 @@ def test_sentencepiece_pieces_join_as_the_seamless_tokenizers_and_sentencepiece(
     rng = random.Random(3)
     lines = SAMPLE_TEXT
     compared = 0
-    for line in lines[::9] + ["(Applaus)", "  zwei  Leerzeichen  ", "Zahlen: 1,5 Millionen $7100 ♫"]:
+    for line in lines[::3] + ["(Applaus)", "  zwei  Leerzeichen  ", "Zahlen: 1,5 Millionen $7100 ♫"]:
         for pieces in _slices(sp.encode(line, out_type=str), rng):
             ours = sentencepiece_join(pieces)
             assert ours == fast.convert_tokens_to_string(pieces), pieces
@@ -156,7 +156,7 @@ def test_simulstream_with_a_real_hf_detokenizer_reads_what_we_read(seamless_fold
     whisper_pieces = Tokenizer.from_file(str(whisper_tokenizer_json())).encode(
         text + " " + " ".join(MULTILINGUAL), add_special_tokens=False).tokens
     cases = [(_first_talks(EXAMPLE / "simulstream_log.jsonl", tmp_path / "example.jsonl", 2), seamless_cfg,
-              seamless_folder)]
+              seamless_folder)] if EXAMPLE.is_dir() else []
     for seed in range(3):
         _revising_log(tmp_path / f"sp{seed}.jsonl", seamless_pieces, seed)
         _revising_log(tmp_path / f"bl{seed}.jsonl", whisper_pieces, seed)
