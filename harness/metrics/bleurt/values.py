@@ -16,17 +16,9 @@ from harness.metrics.bleurt.scorer import EXTRA_MISSING, BleurtScorer, bleurt_ca
 from harness.metrics.neural.cache import ScoreCache
 from harness.metrics.neural.checkpoint import remembered_hash
 from harness.metrics.neural.runtime import package_version
-from harness.metrics.neural.values import NeuralValues, metric_signature
+from harness.metrics.neural.values import NeuralValues
 
-__all__ = ["BleurtValues", "bleurt_values", "scorer_for", "signature"]
-
-
-def _version() -> str:
-    return package_version("bleurt-pytorch", EXTRA_MISSING)
-
-
-def signature(model_signature: str, nrefs: int = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
-    return metric_signature(model_signature, f"bleurt-pytorch:{_version()}", nrefs, bootstrap, seed)
+__all__ = ["BleurtValues", "bleurt_values", "scorer_for"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +26,7 @@ class BleurtValues(NeuralValues):
     """One system's result: sentence scores in input order, their mean, the model's signature part."""
 
     def tool(self) -> str:
-        return f"bleurt-pytorch:{_version()}"
+        return f"bleurt-pytorch:{package_version('bleurt-pytorch', EXTRA_MISSING)}"
 
 
 def scorer_for(settings: ModelMetric, where: str, cache: ScoreCache | None = None) -> BleurtScorer:

@@ -19,9 +19,9 @@ from harness.metrics.comet.scorer import CometScorer, system_score
 from harness.metrics.neural.cache import ScoreCache
 from harness.metrics.neural.checkpoint import remembered_hash
 from harness.metrics.neural.runtime import ScorerKey, ScorerMemo
-from harness.metrics.neural.values import NeuralValues, metric_signature
+from harness.metrics.neural.values import NeuralValues
 
-__all__ = ["CometValues", "comet_values", "scorer_for", "signature"]
+__all__ = ["CometValues", "comet_values", "scorer_for"]
 
 _SCORERS: ScorerMemo[CometScorer] = ScorerMemo()
 
@@ -44,11 +44,6 @@ def scorer_for(settings: ModelMetric, where: str, cache: ScoreCache | None = Non
     key = ScorerKey(digest, settings.precision, loaded.device, settings.batch_size)
     return _SCORERS.get(key, lambda: CometScorer(loaded, key.model_key, settings.batch_size, where, cache,
                                                  key.signature_base(ckpt.folder, ckpt.class_identifier)))
-
-
-def signature(model_signature: str, nrefs: int = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
-    """The metric's signature: the model part, references, bootstrap and comet's version."""
-    return metric_signature(model_signature, f"comet:{comet_version()}", nrefs, bootstrap, seed)
 
 
 def comet_values(name: str, sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str],
