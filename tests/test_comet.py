@@ -130,9 +130,9 @@ def test_xcomet_xl_encoder_is_what_an_offline_machine_lacks(tmp_path: Path, come
 @pytest.mark.comet
 def test_sentence_cache_resumes_an_interrupted_scoring_and_never_recomputes(tmp_path: Path, comet_checkpoints,
                                                                            monkeypatch) -> None:
-    from harness.metrics.comet.cache import ScoreCache
     from harness.metrics.comet.scorer import CometScorer, batches
     from harness.metrics.comet.values import scorer_for
+    from harness.metrics.neural.cache import ScoreCache
 
     recs = _records(EXAMPLE / "instances.log")
     src, mt, ref = ([r[k] for r in recs] for k in ("source", "prediction", "reference"))

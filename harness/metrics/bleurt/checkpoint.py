@@ -8,16 +8,15 @@ cache's database, like a COMET checkpoint's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from harness.errors import MetricSetupError
+from harness.metrics.neural.checkpoint import HashKey, hash_files
 
 __all__ = ["locate", "content_hash", "WEIGHTS"]
 
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")
-CHUNK = 1 << 24
 
 
 def locate(path: str | Path, where: str = "model") -> Path:
@@ -43,20 +42,9 @@ def locate(path: str | Path, where: str = "model") -> Path:
     return p
 
 
-def content_hash(folder: Path, remember: dict[tuple[str, int, int], str] | None = None) -> str:
+def content_hash(folder: Path, remember: dict[HashKey, str] | None = None) -> str:
     """sha256 (hex) of the folder's files (name, then bytes, in name order); `remember` maps known hashes."""
     files = sorted(f for f in folder.iterdir() if f.is_file())
     stats = [f.stat() for f in files]
     key = (str(folder), sum(s.st_size for s in stats), max((s.st_mtime_ns for s in stats), default=0))
-    if remember is not None and key in remember:
-        return remember[key]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode("utf-8") + b"\0")
-        with open(f, "rb") as fh:
-            while block := fh.read(CHUNK):
-                h.update(block)
-    digest = h.hexdigest()
-    if remember is not None:
-        remember[key] = digest
-    return digest
+    return hash_files(files, key, remember, names=True)

@@ -9,62 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.config import ModelMetric
-from harness.errors import MetricSetupError
 from harness.metrics.bleurt.checkpoint import content_hash, locate
 from harness.metrics.bleurt.scorer import EXTRA_MISSING, BleurtScorer, bleurt_cache, load_scorer, require_bleurt
-from harness.metrics.comet.cache import ScoreCache
+from harness.metrics.neural.cache import ScoreCache
+from harness.metrics.neural.checkpoint import remembered_hash
+from harness.metrics.neural.runtime import package_version
+from harness.metrics.neural.values import NeuralValues
 
-__all__ = ["BleurtValues", "bleurt_values", "scorer_for", "signature"]
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("bleurt-pytorch")
-    except PackageNotFoundError:
-        raise MetricSetupError(EXTRA_MISSING) from None
-
-
-def signature(model_signature: str, nrefs: int = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
-    bs = f"|bs:{bootstrap}|seed:{seed}" if bootstrap else ""
-    return f"{model_signature}|nrefs:{nrefs}{bs}|bleurt-pytorch:{_version()}"
+__all__ = ["BleurtValues", "bleurt_values", "scorer_for"]
 
 
 @dataclass(frozen=True)
-class BleurtValues:
+class BleurtValues(NeuralValues):
     """One system's result: sentence scores in input order, their mean, the model's signature part."""
 
-    values: list[float]
-    score: float
-    model_signature: str
-
-    def record(self, counts: Any = None, seed: int = 12345) -> dict[str, Any]:
-        """`{"score", "ci95", "signature"}`; the interval is sacrebleu's percentile rule over the same resamples
-        (`counts`) as every other metric, of the resampled mean sentence score."""
-        import numpy as np
-
-        from harness.metrics.quality import interval
-
-        ci = None
-        if counts is not None:
-            ci = interval(((counts @ np.asarray(self.values, dtype=np.float64)) / len(self.values)).tolist())
-        bootstrap = counts.shape[0] if ci is not None else None
-        return {"score": self.score, "ci95": ci, "signature": signature(self.model_signature, 1, bootstrap, seed)}
+    def tool(self) -> str:
+        return f"bleurt-pytorch:{package_version('bleurt-pytorch', EXTRA_MISSING)}"
 
 
 def scorer_for(settings: ModelMetric, where: str, cache: ScoreCache | None = None) -> BleurtScorer:
     require_bleurt()
     folder = locate(settings.model, where)
     cache = cache if cache is not None else bleurt_cache()
-    known = cache.hashes()
-    digest = content_hash(folder, known)
-    for key, value in known.items():
-        if value == digest:
-            cache.remember_hash(key, value)
+    digest = remembered_hash(cache, lambda known: content_hash(folder, known))
     return load_scorer(folder, digest, settings.precision, settings.gpus, settings.batch_size, where, cache)
 
 

@@ -2,21 +2,19 @@
 
 A checkpoint is named by its folder (the Hugging Face layout: `checkpoints/model.ckpt` beside `hparams.yaml`) or
 by the `.ckpt` file. The content hash (sha256 of `model.ckpt` and `hparams.yaml`) goes into the metric's signature
-and the score cache's keys. Hashing a 14 GB XCOMET-XL checkpoint takes about a minute, so the hash is remembered in
-the score cache's database by (path, size, modification time) and recomputed only when the file changes.
+and the score cache's keys; it is remembered in the score cache's database by (path, size, modification time) of
+the two files (`harness.metrics.neural.checkpoint`) and recomputed only when they change.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError, MetricSetupError
+from harness.metrics.neural.checkpoint import HashKey, hash_files
 
 __all__ = ["Checkpoint", "locate", "content_hash"]
-
-CHUNK = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -55,18 +53,8 @@ def locate(path: str | Path, where: str = "model") -> Checkpoint:
     return Checkpoint(ckpt, hparams, ident)
 
 
-def content_hash(ckpt: Checkpoint, remember: dict[tuple[str, int, int], str] | None = None) -> str:
+def content_hash(ckpt: Checkpoint, remember: dict[HashKey, str] | None = None) -> str:
     """sha256 (hex) of `model.ckpt` then `hparams.yaml`; `remember` maps (path, size, mtime_ns) to known hashes."""
     st, hs = ckpt.ckpt.stat(), ckpt.hparams.stat()
     key = (f"{ckpt.ckpt}|{ckpt.hparams}", st.st_size + hs.st_size, st.st_mtime_ns + hs.st_mtime_ns)
-    if remember is not None and key in remember:
-        return remember[key]
-    h = hashlib.sha256()
-    for f in (ckpt.ckpt, ckpt.hparams):
-        with open(f, "rb") as fh:
-            while block := fh.read(CHUNK):
-                h.update(block)
-    digest = h.hexdigest()
-    if remember is not None:
-        remember[key] = digest
-    return digest
+    return hash_files((ckpt.ckpt, ckpt.hparams), key, remember)

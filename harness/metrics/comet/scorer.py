@@ -10,7 +10,7 @@ Faster across systems: the batches depend on the sources alone, so for COMET's r
 over separate src, mt and ref sentence embeddings, e.g. wmt22-comet-da) the src and ref embeddings of a batch
 are computed once per process and reused for every run on the same dataset; only the hypotheses are encoded per
 system. XCOMET encodes mt, src and ref together, so it shares nothing but the score cache. Every batch's scores
-go to the on-disk cache (`harness.metrics.comet.cache`) as soon as they are computed.
+go to the on-disk cache (`harness.metrics.neural.cache`) as soon as they are computed.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from harness.metrics.comet.cache import ScoreCache, batch_digest, item_digest
-from harness.metrics.comet.runtime import LoadedModel, out_of_memory
+from harness.metrics.comet.runtime import LoadedModel
+from harness.metrics.neural.cache import CachedScorer, ScoreCache, item_digest
+from harness.metrics.neural.runtime import out_of_memory
 
 __all__ = ["batch_order", "batches", "system_score", "CometScorer"]
 
@@ -46,16 +47,14 @@ def system_score(values: Sequence[float], sources: Sequence[str]) -> float:
     return sum(values[i] for i in batch_order(sources)) / len(values)
 
 
-class CometScorer:
+class CometScorer(CachedScorer):
     """Scores (src, mt, ref) triples with one loaded model; `model_key` names the model and settings in the cache."""
 
     def __init__(self, loaded: LoadedModel, model_key: str, batch_size: int, where: str,
                  cache: ScoreCache | None, signature_base: str = "") -> None:
-        self.loaded, self.model_key, self.batch_size = loaded, model_key, batch_size
-        self.where, self.cache = where, cache
-        self.signature_base = signature_base  # the model part of the metric's signature
+        super().__init__(model_key, batch_size, where, cache, signature_base)
+        self.loaded = loaded
         self._memo: dict[str, Any] = {}
-        self.computed = 0  # sentences scored by the model (not taken from the cache), for tests and the bench
 
     @property
     def shares_embeddings(self) -> bool:
@@ -73,15 +72,8 @@ class CometScorer:
         out: list[float] = [0.0] * len(src)
         for idx in batches(src, self.batch_size):
             items = [item_digest(src[i], mt[i], ref[i]) for i in idx]
-            digest = batch_digest(items)
-            cached = self.cache.get(self.model_key, digest) if self.cache is not None else {}
-            if all(item in cached for item in items):
-                values = [cached[item] for item in items]
-            else:
-                values = self._compute([src[i] for i in idx], [mt[i] for i in idx], [ref[i] for i in idx])
-                self.computed += len(idx)
-                if self.cache is not None:
-                    self.cache.put(self.model_key, digest, zip(items, values, strict=True))
+            values = self.cached_batch(items, self._compute, [src[i] for i in idx], [mt[i] for i in idx],
+                                       [ref[i] for i in idx])
             for i, v in zip(idx, values, strict=True):
                 out[i] = v
         return out

@@ -1,12 +1,14 @@
-"""The on-disk cache of COMET sentence scores (SQLite, in `$HARNESS_CACHE/comet/`, default `~/.cache/harness`).
+"""The on-disk cache of neural sentence scores (SQLite, one database a metric family: `$HARNESS_CACHE/comet/`,
+`$HARNESS_CACHE/bleurt/`; default `~/.cache/harness`).
 
-A sentence score is stored under the model key (content hash, precision, batch size, device), the digest of its
-(src, mt, ref) and the digest of the batch it was scored in. The batch is part of the key because comet-score's
-values depend on it in the last bits (the padding of a batch changes the floating-point work: batch 8 instead of
-16 changes 2 of 40 fp16 scores by 3e-5), and the harness promises comet-score's values, not merely close ones.
-A run's batches are fixed by its inputs (sorted by source length, as comet-score does), so resuming, re-scoring
-or rendering a run never recomputes a sentence. Each batch is committed as soon as it is scored: interrupted
-scoring loses at most the batch in flight. The database also remembers checkpoint content hashes.
+A sentence score is stored under the model key (content hash, precision, device, batch size), the digest of its
+(src, mt, ref) (BLEURT's: ("", candidate, reference)) and the digest of the batch it was scored in. The batch is
+part of the key because comet-score's values depend on it in the last bits (the padding of a batch changes the
+floating-point work: batch 8 instead of 16 changes 2 of 40 fp16 scores by 3e-5), and the harness promises
+comet-score's values, not merely close ones. A run's batches are fixed by its inputs, so resuming, re-scoring or
+rendering a run never recomputes a sentence. Each batch is committed as soon as it is scored: interrupted scoring
+loses at most the batch in flight. The database also remembers checkpoint content hashes. `CachedScorer` is the
+step every neural scorer shares: a batch's scores from the cache, or computed and stored at once.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 from harness.cache import cache_root
 
-__all__ = ["ScoreCache", "cache_path", "item_digest", "batch_digest"]
+__all__ = ["ScoreCache", "cache_path", "item_digest", "batch_digest", "CachedScorer"]
 
 _LOCK = threading.Lock()
 _SCHEMA = (
@@ -31,9 +33,9 @@ _SCHEMA = (
 )
 
 
-def cache_path() -> Path:
-    """`$HARNESS_CACHE/comet/scores.sqlite3` (default `~/.cache/harness/comet/scores.sqlite3`)."""
-    return cache_root() / "comet" / "scores.sqlite3"
+def cache_path(family: str = "comet") -> Path:
+    """`$HARNESS_CACHE/FAMILY/scores.sqlite3` (default `~/.cache/harness/comet/scores.sqlite3`)."""
+    return cache_root() / family / "scores.sqlite3"
 
 
 def item_digest(src: str, mt: str, ref: str) -> str:
@@ -83,3 +85,29 @@ class ScoreCache:
     def remember_hash(self, key: tuple[str, int, int], digest: str) -> None:
         with _LOCK, self._connect() as db:
             db.execute("INSERT OR REPLACE INTO hashes VALUES (?, ?, ?, ?)", (*key, digest))
+
+
+class CachedScorer:
+    """Sentence scores of one loaded model through the score cache; `model_key` names the model and settings there.
+
+    A subclass computes a batch; `cached_batch` takes it from the cache when every item is there, else computes,
+    counts (`computed`: sentences scored by the model, for tests and the bench) and stores it at once.
+    """
+
+    def __init__(self, model_key: str, batch_size: int, where: str, cache: ScoreCache | None,
+                 signature_base: str = "") -> None:
+        self.model_key, self.batch_size, self.where, self.cache = model_key, batch_size, where, cache
+        self.signature_base = signature_base  # the model part of the metric's signature
+        self.computed = 0
+
+    def cached_batch(self, items: Sequence[str], compute: Callable[..., list[float]], *texts: list[str]) -> list[float]:
+        """The scores of one batch of item digests: cached, or `compute(*texts)` and stored."""
+        digest = batch_digest(items)
+        cached = self.cache.get(self.model_key, digest) if self.cache is not None else {}
+        if all(item in cached for item in items):
+            return [cached[item] for item in items]
+        values = compute(*texts)
+        self.computed += len(items)
+        if self.cache is not None:
+            self.cache.put(self.model_key, digest, zip(items, values, strict=True))
+        return values
