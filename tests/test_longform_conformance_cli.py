@@ -18,23 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests.longform_support import ROOT, edited_talk, write_talk_log
+from tests.peer_support import OMNISTEVAL
 
 OMNI_KEYS = {"LongYAAL": "long_yaal", "LongAL": "long_al", "LongLAAL": "long_laal", "LongAP": "long_ap",
              "LongDAL": "long_dal"}
-
-# `omnisteval` exactly as installed, with its score writer also keeping the full-precision values
-OMNISTEVAL = """
-import json, sys
-import omnisteval.cli as cli
-write_tsv = cli.dump_scores_tsv
-def dump(scores, folder, is_longform=False):
-    write_tsv(scores, folder, is_longform=is_longform)
-    with open(folder + "/scores.full.json", "w") as f:
-        json.dump(scores, f)
-cli.dump_scores_tsv = dump
-sys.argv = ["omnisteval", *sys.argv[1:]]
-cli.main()
-"""
 
 
 def _spanish_sentences() -> list[str]:
