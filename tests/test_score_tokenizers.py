@@ -30,7 +30,7 @@ def test_the_set_up_installs_the_ja_extra_and_it_names_sacrebleus() -> None:
     cfg.read(ROOT / "setup.cfg", encoding="utf-8")
     assert "sacrebleu[ja]" in cfg["options.extras_require"]["ja"]
     setup = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
-    installs = [line for line in setup.splitlines() if "pip_install -e" in line]
+    installs = [line for line in setup.splitlines() if "pip install" in line and " -e " in line]
     assert installs and all(",ja," in line or ",ja]" in line or "[ja," in line for line in installs)
     assert tokenizer_problem("ja-mecab") is None
 
