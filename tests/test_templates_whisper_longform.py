@@ -54,7 +54,9 @@ def test_translates_a_talk_as_it_streams(tmp_path: Path) -> None:
     cfg = tmp_path / "task.yaml"
     cfg.write_text("task: t\ntracks:\n  - {name: lf, modality: speech, segmentation: longform, source_lang: en, "
                    "target_lang: es, latency: [LongYAAL, StreamLAAL], primary: {latency: LongYAAL}, datasets: "
-                   "{dev: {source: talk.list, segmentation: talk.yaml, references: {orig: talk.es}}}}\n",
+                   "{dev: {source: talk.list, segmentation: talk.yaml, references: {orig: talk.es}}}}\n"
+                   # Whisper on two shared cores may take minutes: no wall-clock limit decides this test.
+                   "limits: {instance_timeout_s: 3600, idle_timeout_s: 600, total_timeout_s: 7200}\n",
                    encoding="utf-8")
     out = tmp_path / "run"
     assert main(["run", "--config", str(cfg), "--dataset", "dev", "--agent", str(AGENT), "--output", str(out),
