@@ -8,7 +8,9 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile
 
 from harness.cli import main
 from harness.errors import HarnessError
@@ -162,3 +164,26 @@ def test_a_track_names_its_profile(tmp_path) -> None:
         load_config(_track_config(tmp_path, "    profile: iwslt1999\n"), check_files=False)
     with pytest.raises(ConfigError, match="only long-form tracks"):
         load_config(_track_config(tmp_path, "    profile: iwslt2025\n", "shortform"), check_files=False)
+
+
+def test_check_config_and_evaluate_name_a_2025_track_whose_binary_cannot_run(tmp_path, monkeypatch, capsys) -> None:
+    """A track scored under iwslt2025 needs the original binary: where it is missing, check-config says so for that
+    track, and evaluate stops in one line before any submission is looked at."""
+    monkeypatch.setenv("HARNESS_MWERSEGMENTER", "/nowhere/mwerSegmenter")
+    cfg = _track_config(tmp_path, "    profile: iwslt2025\n")
+    assert main(["check-config", str(cfg)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert (f"{cfg}: track 's': profile: iwslt2025 runs the original mwerSegmenter: mwerSegmenter: "
+            "HARNESS_MWERSEGMENTER=/nowhere/mwerSegmenter is not a file") in lines
+    (tmp_path / "dev.list").write_text("a.wav\n", encoding="utf-8")
+    soundfile.write(tmp_path / "a.wav", np.zeros(16000, dtype=np.int16), 16000, subtype="PCM_16")
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace("source: a.wav", "source: dev.list"), encoding="utf-8")
+    with redirect_stderr(io.StringIO()) as err:
+        rc = main(["evaluate", str(tmp_path / "no-such-submission"), "--config", str(cfg), "--output",
+                   str(tmp_path / "results"), "--dataset", "dev"])
+    assert rc == 2 and "profile: iwslt2025 runs the original mwerSegmenter" in err.getvalue()
+    assert len(err.getvalue().strip().splitlines()) == 1 and not (tmp_path / "results").exists()
+    monkeypatch.delenv("HARNESS_MWERSEGMENTER")
+    plain = _track_config(tmp_path, "")  # the 2026 profile needs no binary
+    main(["check-config", str(plain)])
+    assert "mwerSegmenter" not in capsys.readouterr().out

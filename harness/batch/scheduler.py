@@ -172,11 +172,11 @@ def load_options(submissions: list[str | Path], config_path: Path, output: Path,
         for track in config.tracks:
             if ds in track.datasets:
                 require_dataset_files(config, track, ds)
-    from harness.metrics.quality import tokenizer_problem
+    from harness.metrics.track_tools import track_tool_problems
 
-    for track in config.tracks:  # a BLEU tokenizer that is not installed: one line before anything runs
-        problem = tokenizer_problem(track.tokenizer) if set(datasets) & set(track.datasets) else None
-        if problem:
-            raise HarnessError(f"{config_path}: track {track.name!r}: tokenizer: {problem}")
+    for track in config.tracks:  # a tool scoring needs that cannot run here: one line before anything runs
+        problems = track_tool_problems(track) if set(datasets) & set(track.datasets) else []
+        if problems:
+            raise HarnessError(f"{config_path}: track {track.name!r}: {problems[0]}")
     return EvaluateOptions(submissions=discover(submissions), config=config, output=output,
                            datasets=datasets, workers=workers, resume=resume, overwrite=overwrite)

@@ -29,11 +29,11 @@ def report(config_path: Path, submissions: list[str] | None) -> int:
     if not config_path.is_file():  # nothing to check: a usage error (exit 2), as a missing submission folder
         raise ConfigError(f"{config_path}: config file not found")
     config, problems = config_problems(config_path, submissions)
-    if config is not None:  # a BLEU tokenizer that cannot run here (not installed)
-        from harness.metrics.quality import tokenizer_problem
+    if config is not None:  # a BLEU tokenizer, or a 2025 profile's binary, that cannot run here
+        from harness.metrics.track_tools import track_tool_problems
 
-        problems += [f"{config_path}: track {t.name!r}: tokenizer: {problem}" for t in config.tracks
-                     if (problem := tokenizer_problem(t.tokenizer))]
+        problems += [f"{config_path}: track {t.name!r}: {problem}" for t in config.tracks
+                     for problem in track_tool_problems(t)]
     for line in problems:
         print(printable(line))
     if problems:
