@@ -95,7 +95,8 @@ def start_hub(api, tag: str, models: Path | None = None) -> Hub:
     for alias in ("hub", "other"):
         binds = [f"{models}:/models:ro"] if models else []
         cid = api.create_container(
-            tag, entrypoint=["python3", "-c", source], command=[], name=f"{net}-{alias}",
+            # as root: the models folder is under pytest's temporary folders (mode 0700, root's)
+            tag, entrypoint=["python3", "-c", source], command=[], name=f"{net}-{alias}", user="0:0",
             environment={"HUB_TOKEN": TOKEN, "BIG_MB": str(BIG_MB)}, labels={"harness-test": "fetch"},
             host_config=api.create_host_config(network_mode=net, binds=binds, read_only=True),
             networking_config=api.create_networking_config({net: api.create_endpoint_config(aliases=[alias])}))["Id"]

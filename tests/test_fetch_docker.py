@@ -139,3 +139,31 @@ def test_a_refused_host_a_quota_overrun_and_a_timeout_are_one_line_each(hub: Hub
                             .read_text())["fetch"]
         assert "volume" not in volume and volume["status"] in ("crash", "timeout")
     assert "unfinished" not in listed
+
+
+def test_limits_gpus_and_the_secrets_reach_the_fetch_container(tmp_path: Path, monkeypatch) -> None:
+    """Read back from `docker inspect` of a created (not started: no GPU here) fetch container: the GPUs of
+    limits.gpus, the secret, the proxy variables, the volume writable; no server variable."""
+    from harness.config import load_config
+    from harness.images.base import ensure_base_image
+    from harness.run.docker_backend import docker_api
+    from harness.run.fetch.step import FetchRequest, _Fetch
+
+    monkeypatch.setenv("HUB_TOKEN", TOKEN)
+    cfg = load_config(make_text_task(tmp_path, limits="secrets: [HUB_TOKEN]\nlimits: {gpus: [0, 2]}\n"))
+    api, tag = docker_api(), ensure_base_image()
+    req = FetchRequest(image_id=tag, image_digest="sha256:x", command=("true",), image_user=None, config=cfg,
+                       helper_image=tag, log=tmp_path / "fetch.log", proxy_log=tmp_path / "proxy.log")
+    fetch = _Fetch(api, req, "harness-fetch-gpu-probe", "k" * 64)
+    fetch.net = {"Name": "none"}
+    try:
+        info = api.inspect_container(fetch._create_fetch("10001:10001"))
+    finally:
+        fetch._teardown()
+        api.remove_volume("harness-fetch-gpu-probe", force=True)  # made by the engine for the bind
+    assert [r["DeviceIDs"] for r in info["HostConfig"]["DeviceRequests"]] == [["0", "2"]]
+    env = dict(e.split("=", 1) for e in info["Config"]["Env"])
+    assert env["HUB_TOKEN"] == TOKEN and env["HTTPS_PROXY"] == "http://proxy:3128"
+    assert env["HARNESS_FETCH_DIR"] == "/fetched" and not any(k.startswith("HARNESS_SERVER") for k in env)
+    assert info["HostConfig"]["Binds"] == ["harness-fetch-gpu-probe:/fetched:rw"]
+    assert info["HostConfig"]["ReadonlyRootfs"] is True and info["HostConfig"]["CapDrop"] == ["ALL"]
