@@ -159,6 +159,7 @@ def test_limits_gpus_and_the_secrets_reach_the_fetch_container(tmp_path: Path, m
     try:
         info = api.inspect_container(fetch._create_fetch("10001:10001"))
     finally:
+        fetch.net = None  # not ours to remove
         fetch._teardown()
         api.remove_volume("harness-fetch-gpu-probe", force=True)  # made by the engine for the bind
     assert [r["DeviceIDs"] for r in info["HostConfig"]["DeviceRequests"]] == [["0", "2"]]
