@@ -62,21 +62,25 @@ def _prune(*volumes: str) -> subprocess.CompletedProcess:
 def test_weights_come_through_the_proxy_once_and_reach_the_run_read_only(hub: Hub, tmp_path: Path) -> None:
     cfg = _task(tmp_path / "task", hub)
     subs = tmp_path / "subs"
-    fetch = ["python3", "/app/fetch.py", str(cfg.parent), "--try", "http://other:8000/big.bin",
-             "http://hub:8000/big.bin"]
+    fetch = ["python3", "/app/fetch.py", str(cfg.parent), "--connect", "hub:8000", "--connect", "other:8000",
+             "--try", "http://other:8000/big.bin", "http://hub:8000/big.bin"]
     make_submission(subs, "hubfetch", fetch, PROBE_RUN, PROBE_PREPARE)
     out = tmp_path / "results"
     runs, proc = evaluate(subs, cfg, out)
     assert runs["hubfetch"]["status"] == "ok", (runs, proc.stderr)
+    assert TOKEN not in proc.stdout + proc.stderr
     results, sha, size = ResultsDir(out), big_sha256(), BIG_MB << 20
     sub = results.submission("hubfetch")
     fetch_log = sub.fetch_log.read_text(encoding="utf-8")
     # the fetch: the allowed hub answered, the other server was refused by the proxy, no data was there
     assert f"GOT big.bin {size} {sha}" in fetch_log and "HTTP 403 http://other:8000/big.bin" in fetch_log
     assert "token=***" in fetch_log and "NO-DATA" in fetch_log
+    # CONNECT, as an HTTPS client goes: a tunnel to the hub (which wants its token inside), none to the other
+    assert "TUNNEL hub:8000 200 401" in fetch_log and "TUNNEL other:8000 403 -" in fetch_log
     events = [json.loads(line) for line in sub.fetch_proxy_log.read_text().splitlines()]
     assert {"event": "refused", "method": "GET", "host": "other", "port": 8000, "why": "not in fetch.allow"} in events
     assert {"event": "allowed", "method": "GET", "host": "hub", "port": 8000} in events
+    assert {"event": "allowed", "method": "CONNECT", "host": "hub", "port": 8000} in events
     manifest = json.loads(sub.manifest.read_text())
     fetched = manifest["fetch"]
     assert fetched["cached"] is False and fetched["bytes"] >= size and fetched["refused"] == ["other:8000"]
