@@ -172,3 +172,31 @@ def test_limits_gpus_and_the_secrets_reach_the_fetch_container(tmp_path: Path, m
     assert env["HARNESS_FETCH_DIR"] == "/fetched" and not any(k.startswith("HARNESS_SERVER") for k in env)
     assert info["HostConfig"]["Binds"] == ["harness-fetch-gpu-probe:/fetched:rw"]
     assert info["HostConfig"]["ReadonlyRootfs"] is True and info["HostConfig"]["CapDrop"] == ["ALL"]
+
+
+def test_fetch_cache_prune_removes_an_unfinished_fetch_and_keeps_a_finished_one(tmp_path: Path) -> None:
+    """Two volumes as the harness labels them: one with its record (a finished fetch of an image this engine has),
+    one without (a fetch that was interrupted); `prune` without names removes only the second."""
+    from harness.images.base import ensure_base_image
+    from harness.run.docker_backend import docker_api
+    from harness.run.fetch import cache
+
+    api, tag = docker_api(), ensure_base_image()
+    image_id = api.inspect_image(tag)["Id"]
+    made = []
+    for command in (["finished", str(tmp_path)], ["interrupted", str(tmp_path)]):
+        key = cache.cache_key(image_id, command)
+        made.append(cache.volume_name(key))
+        api.create_volume(made[-1], labels=cache.volume_labels(key, image_id, image_id, command))
+        if command[0] == "finished":
+            cache.write_record(made[-1], {"key": key, "bytes": 1, "fetch_s": 0.5})
+    try:
+        listed = subprocess.run([sys.executable, "-m", "harness", "fetch-cache", "list"], capture_output=True,
+                                text=True, timeout=300).stdout
+        assert f"{made[0]}  0.0 MB  0.5 s" in listed and f"{made[1]}  -  -  unfinished" in listed
+        pruned = _prune()
+        assert f"removed {made[1]}" in pruned.stdout and made[0] not in pruned.stdout
+        assert [v["Name"] for v in api.volumes(filters={"name": made[0]})["Volumes"]] == [made[0]]
+    finally:
+        _prune(*made)
+    assert not cache.record_path(made[0]).exists()

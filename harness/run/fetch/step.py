@@ -142,6 +142,7 @@ class _Fetch:
         self.run_id = req.run_id or key[:12]
         self.containers: list[str] = []
         self.net: dict[str, Any] | None = None
+        self.proxy = ""  # the proxy's container, once made
         self.secrets = secret_values(req.config)
         self.limit = parse_bytes(req.config.limits.fetch_bytes)
 
@@ -280,7 +281,7 @@ class _Fetch:
         data = self.api.logs(fetch, stdout=True, stderr=True)[-LOG_MAX_BYTES:]
         self.req.log.parent.mkdir(parents=True, exist_ok=True)
         self.req.log.write_bytes(mask_bytes(data, self.secrets))
-        proxy = self.api.logs(self.proxy, stdout=True, stderr=True)[-LOG_MAX_BYTES:]
+        proxy = self.api.logs(self.proxy, stdout=True, stderr=True)[-LOG_MAX_BYTES:] if self.proxy else b""
         self.req.proxy_log.write_bytes(mask_bytes(proxy, self.secrets))
 
     def _refused(self) -> list[str]:
