@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "view": "a live local viewer of a results folder or a run folder (read-only, 127.0.0.1)",
     "human": "human judgments: blind rating sheets out, ratings in, agreement and correlations",
     "image": "build the harness base image (air-gapped: from Debian packages)",
+    "fetch-cache": "list or remove the fetch step's cache volumes",
 }
 
 

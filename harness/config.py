@@ -39,9 +39,14 @@ LONGFORM_ENDS = ("reference", "audio")
 LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
-_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics")
+_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics", "fetch", "secrets")
 BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label", "build_engine")
+_FETCH_FIELDS = ("allow", "network")
+#: a `fetch.allow` entry: a host name or address (`*.` for every subdomain), optionally `:PORT`
+_ALLOW_ENTRY = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?")
+#: a `secrets:` entry: an environment variable's name
+_SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: `swarm.build_engine` / `--build-engine` word for the engine the docker CLI reaches without `$DOCKER_HOST`
 LOCAL_ENGINE = "local"
 _ENGINE_URL = re.compile(r"(unix|tcp|ssh|npipe)://\S+")
@@ -166,6 +171,8 @@ class Limits:
     """
     startup_timeout_s: float = 120.0  # an agent-server participant must listen within this (see harness.drivers)
     prepare_timeout_s: float = 1800.0  # a submission's `prepare:` command (run once before the streamed run)
+    fetch_timeout_s: float = 3600.0  # a submission's `fetch:` command (run once per image and command, cached)
+    fetch_bytes: str = "200g"  # the most a `fetch:` command may write into its volume (checked while it runs)
     server_memory: str = "2g"  # the evaluation server's container (harness code, but fed by the participant)
     server_pids: int = 128
 
@@ -181,6 +188,16 @@ class SwarmSettings:
     registry: str | None = None
     data_label: str | None = None
     build_engine: str | None = None
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    """Where a submission's `fetch:` step may go: the hosts its allow-listing proxy lets through (`host`,
+    `host:port`, `*.domain`; nothing else) and the Docker network the proxy reaches them on (`bridge`: the
+    engine's default, with the host's route out)."""
+
+    allow: tuple[str, ...] = ()
+    network: str = "bridge"
 
 
 @dataclass(frozen=True)
@@ -213,6 +230,9 @@ class TaskConfig:
     backend: str = "local"
     swarm: SwarmSettings = field(default_factory=SwarmSettings)
     metrics: dict[str, ModelMetric] = field(default_factory=dict)
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    #: names of the organizer's environment variables that reach a submission's `fetch:` step only (tokens)
+    secrets: tuple[str, ...] = ()
     #: what the config left out, one line each (an `optional: true` metric with no checkpoint or extra here)
     notes: tuple[str, ...] = ()
 
@@ -529,6 +549,8 @@ def _limits(r: _Reader, raw: Any) -> Limits:
         total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
         startup_timeout_s=r.get(m, "startup_timeout_s", "limits", float, d.startup_timeout_s),
         prepare_timeout_s=_positive(r, m, "prepare_timeout_s", d.prepare_timeout_s),
+        fetch_timeout_s=_positive(r, m, "fetch_timeout_s", d.fetch_timeout_s),
+        fetch_bytes=_size(r, m, "fetch_bytes", d.fetch_bytes),
         client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
         max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
         max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),
@@ -586,6 +608,8 @@ def load_config(path: str | Path, check_files: bool = True, problems: list[str] 
         backend=backend,
         swarm=_collected(r, lambda: _swarm(r, m.get("swarm") or {}), SwarmSettings()),
         metrics=metrics,
+        fetch=_collected(r, lambda: _fetch(r, m.get("fetch") or {}), FetchSettings()),
+        secrets=_collected(r, lambda: _secrets(r, m.get("secrets")), ()),
         notes=tuple(f"{r.path}: metrics.{name}: left out ({why})" for name, why in left_out.items()),
     )
 
@@ -733,6 +757,29 @@ def _swarm(r: _Reader, raw: Any) -> SwarmSettings:
     if engine is not None and (problem := engine_problem(engine)):
         raise r.fail("swarm.build_engine", problem)
     return SwarmSettings(registry=registry, data_label=label, build_engine=engine)
+
+
+def _fetch(r: _Reader, raw: Any) -> FetchSettings:
+    m = r.mapping(raw, "fetch", _FETCH_FIELDS)
+    allow = r.get(m, "allow", "fetch", list, [])
+    for i, entry in enumerate(allow):
+        if not isinstance(entry, str) or not _ALLOW_ENTRY.fullmatch(entry):
+            raise r.fail(f"fetch.allow[{i}]", f"expected HOST, HOST:PORT or *.DOMAIN, got {entry!r}")
+    network = r.get(m, "network", "fetch", str, "bridge")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", network):
+        raise r.fail("fetch.network", f"expected a Docker network name, got {network!r}")
+    return FetchSettings(allow=tuple(e.lower() for e in allow), network=network)
+
+
+def _secrets(r: _Reader, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise r.fail("secrets", f"expected a list of environment variable names, got {type(raw).__name__}")
+    for i, name in enumerate(raw):
+        if not isinstance(name, str) or not _SECRET_NAME.fullmatch(name) or name.startswith("HARNESS_"):
+            raise r.fail(f"secrets[{i}]", f"expected an environment variable's name (not HARNESS_*), got {name!r}")
+    return tuple(raw)
 
 
 def engine_problem(engine: str) -> str | None:

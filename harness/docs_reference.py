@@ -234,6 +234,8 @@ ENVIRONMENT = {
     "HARNESS_DEBIAN_MIRROR": "the Debian mirror the air-gapped base image is built from (default: this host's apt "
                              "sources, else deb.debian.org)",
     "HARNESS_LAB_DIR": "`scripts/swarm-lab.sh`: the lab's state folder (default `/var/lib/harness-lab`)",
+    "HARNESS_FETCH_DIR": "set for the participant: the volume a submission's `fetch:` filled (`/fetched`); "
+                         "writable during the fetch step, read-only in prepare and the run",
     "HARNESS_LAB_GPUS": "`scripts/swarm-lab.sh`: fake GPUs each worker advertises (default 1)",
     "HARNESS_MAX_CONTEXT_BYTES": "the largest build context or `image.tar` accepted, in bytes (default 4 GiB)",
     "HARNESS_NO_NATIVE": "`1`: score TER and chrF without the compiled C library (the same numbers, slower)",

@@ -5,6 +5,8 @@ RESULTS/summary.json                          every submission × dataset × met
 RESULTS/significance/<track>/<dataset>.json   paired bootstrap of every run against the best one (scoring stage)
 RESULTS/<submission>/manifest.json            image digest, versions, hashes, isolation flags, hardware, timings
 RESULTS/<submission>/build.log
+RESULTS/<submission>/fetch.log                the output of its `fetch:` command (secrets masked)
+RESULTS/<submission>/fetch-proxy.log          the fetch proxy's events: hosts allowed and refused
 RESULTS/<submission>/<dataset>/               one run folder (below)
 
 RUN/instances.log          one JSON line per finished instance (harness.runlog owns reading and writing it)
@@ -35,6 +37,8 @@ START_GATE = ".start-gate"
 STOP_NOTE = ".harness-stop"
 MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
+FETCH_LOG = "fetch.log"
+FETCH_PROXY_LOG = "fetch-proxy.log"
 SUMMARY = "summary.json"
 SIGNIFICANCE_DIR = "significance"
 ANTICIPATION_DIR = "anticipation"
@@ -106,6 +110,16 @@ class SubmissionDir:
     @property
     def build_log(self) -> Path:
         return self.path / BUILD_LOG
+
+    @property
+    def fetch_log(self) -> Path:
+        """The output of the submission's `fetch:` command (secrets masked)."""
+        return self.path / FETCH_LOG
+
+    @property
+    def fetch_proxy_log(self) -> Path:
+        """The fetch proxy's events, one JSON line each (hosts allowed and refused; never a path or header)."""
+        return self.path / FETCH_PROXY_LOG
 
     def run(self, dataset: str) -> RunDir:
         return RunDir(self.path / dataset)

@@ -3,7 +3,8 @@
 Measured (a run the harness timed): the run entry's `hardware` (else the manifest's), `startup` and `compute`
 (harness/run/compute.py). Declared (a log submission: `hardware:` of submission.yaml, in the manifest as a
 string `hardware`, `hardware.declared`, or `submission_yaml.hardware`): shown as the team declared it, marked so,
-and preferred over the scoring host's for a manifest of kind `log`.
+and preferred over the scoring host's for a manifest of kind `log`. The fetch step's bytes and seconds come from
+the manifest's `fetch` block (harness/run/fetch): before any data, never part of a latency.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class ComputeView:
     source: float | None = None
     source_unit: str | None = None  # s (speech) | word (text)
     rtf: float | None = None
+    fetch_bytes: float | None = None  # what the submission's `fetch:` step downloaded (its volume's bytes)
+    fetch_s: float | None = None  # how long that took (the first fetch's, when the volume was cached)
+    fetch_cached: bool = False
 
     @property
     def short_hardware(self) -> str:
@@ -102,4 +106,8 @@ def compute_view(manifest: dict[str, Any], dataset: str) -> ComputeView:
     if isinstance(comp, dict):
         view.participant_s, view.source = _number(comp.get("participant_s")), _number(comp.get("source"))
         view.source_unit, view.rtf = _text(comp.get("source_unit")), _number(comp.get("rtf"))
+    fetched = manifest.get("fetch")
+    if isinstance(fetched, dict):
+        view.fetch_bytes, view.fetch_s = _number(fetched.get("bytes")), _number(fetched.get("fetch_s"))
+        view.fetch_cached = fetched.get("cached") is True
     return view

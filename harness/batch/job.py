@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from harness.intake.submission import Submission
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
-         "models", "hardware", "prepare")
+         "models", "hardware", "prepare", "fetch")
 
 
 class _Failed(Exception):
@@ -113,6 +113,7 @@ class SubmissionJob:
         if previous and isinstance(previous.get("runs"), dict):
             self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
+        self.fetched: str | failures.Outcome | None = None  # the fetch volume, or why the fetch failed
 
     def __call__(self) -> list[dict[str, Any]]:
         self.out.path.mkdir(parents=True, exist_ok=True)
@@ -196,6 +197,8 @@ class SubmissionJob:
         how = [*sub.command, f"interface={sub.interface}", f"port={sub.port}"] if sub.is_agent_server else sub.command
         if sub.prepare:  # another preprocessing is another run
             how = [*how, "prepare=", *sub.prepare]
+        if sub.fetch:  # and so is another download
+            how = [*how, "fetch=", *sub.fetch]
         key, hashes = resume.run_key(info.digest, self.opts.config, track, ds, command=how,
                                      server_image_id=self._server_image_id())
         entry: dict[str, Any] = {"content_key": key, "image_digest": info.digest, "dataset_sha256": hashes,
@@ -210,7 +213,10 @@ class SubmissionJob:
             shutil.rmtree(run.path)
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
-        result, attempts = self._execute(sub, track, ds, info, run, expected)
+        volume = self._fetch(sub, info)
+        if isinstance(volume, failures.Outcome):  # no run without what the fetch step was to download
+            return self._not_run(run, ds.name, key, entry, volume)
+        result, attempts = self._execute(sub, track, ds, info, run, expected, volume)
         t_score = time.monotonic()
         outcome, scores = scored(run, track, result.outcome, **model_metric_options(self.opts.config, track, ds))
         result.timings["score_s"] = time.monotonic() - t_score
@@ -224,6 +230,42 @@ class SubmissionJob:
                              done=result.instances_done, total=expected)
         return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config,
                       result.client_log_tail if outcome.status != failures.OK else None)
+
+    def _fetch(self, sub: Submission, info: ImageInfo) -> str | failures.Outcome | None:
+        """The submission's filled fetch volume (fetched once per job, before its first run; cached across jobs),
+        the outcome of a fetch that failed, or None without `fetch:`. Never part of a run or of its latency."""
+        if not sub.fetch or self.fetched is not None:
+            return self.fetched
+        from harness.run.docker_backend import docker_api
+        from harness.run.fetch.step import FetchRequest, ensure_fetched
+
+        self.progress.update(self.sub_id, state="fetching")
+        req = FetchRequest(image_id=info.id, image_digest=info.digest, command=sub.fetch, image_user=None,
+                           config=self.opts.config, helper_image=self.server_image, log=self.out.fetch_log,
+                           proxy_log=self.out.fetch_proxy_log, refetch=self.opts.refetch)
+        try:
+            fetched = ensure_fetched(docker_api(), req)
+        except failures.FetchFailed as exc:
+            self.fetched = failures.Outcome(exc.status, str(exc))
+        except failures.InfraError as exc:
+            self.fetched = failures.Outcome(failures.INFRA_ERROR, str(exc))
+        else:
+            self.man["fetch"] = fetched.manifest(req)
+            if not fetched.cached:
+                self.man.setdefault("timings", {})["fetch_s"] = round(fetched.fetch_s, 3)
+            self.fetched = fetched.volume
+            return self.fetched
+        self.man["fetch"] = {"command": list(sub.fetch), "status": self.fetched.status,
+                             "reason": self.fetched.reason}
+        return self.fetched
+
+    def _not_run(self, run: layout.RunDir, ds_name: str, key: str, entry: dict[str, Any],
+                 outcome: failures.Outcome) -> dict[str, Any]:
+        """A dataset whose run never started (its submission's fetch failed): its status and reason recorded."""
+        entry.update(status=outcome.status, reason=outcome.reason, partial=False)
+        resume.mark_finished(run, key, outcome, entry)
+        self.progress.update(self.sub_id, dataset=ds_name, state=outcome.status, note=outcome.reason)
+        return record(self.sub_id, self.meta, ds_name, outcome, None, self.opts.config)
 
     def _log_datasets(self, sub: Submission, track: Track) -> list[dict[str, Any]]:
         """A log submission: each requested dataset it has a log for, scored from that log (nothing is built)."""
@@ -310,7 +352,7 @@ class SubmissionJob:
         return SwarmBackend(registry_of(self.opts), self.opts.config.swarm.data_label)
 
     def _execute(self, sub: Submission, track: Track, ds: Dataset, info: ImageInfo, run: layout.RunDir,
-                 expected: int) -> tuple[RunResult, list[dict[str, Any]]]:
+                 expected: int, fetch_volume: str | None = None) -> tuple[RunResult, list[dict[str, Any]]]:
         """The isolated run, retried once on infra_error; (result, every attempt's status and reason)."""
         attempt = 0
         attempts: list[dict[str, Any]] = []
@@ -320,7 +362,7 @@ class SubmissionJob:
             spec = RunSpec(submission_image=info.id, command=sub.command, config=self.opts.config, track=track,
                            dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory, interface=sub.interface,
-                           participant_port=sub.port, prepare=sub.prepare or None)
+                           participant_port=sub.port, prepare=sub.prepare or None, fetch_volume=fetch_volume)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n), backend=self._backend())
             attempts.append({"attempt": attempt + 1, "status": result.outcome.status,

@@ -35,6 +35,8 @@ class EvaluateOptions:
     registry: str | None = None  # swarm: HOST:PORT every node pulls from (None: the config's swarm.registry)
     #: swarm: the engine images are built on, then moved to the manager (None: the config's swarm.build_engine)
     build_engine: str | None = None
+    #: fetch again even when a submission's fetch volume is cached (`--refetch`)
+    refetch: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
 
 

@@ -44,6 +44,7 @@ def evaluate(opts: EvaluateOptions, progress: Progress | None = None) -> dict[st
     server_image = opts.server_image or ""
     if api is not None:
         check_backend(opts, api)
+        check_secrets(opts)
         remove_resources(api)  # leftovers of killed harness processes
         if not server_image:
             server_image = base_image_for(opts)
@@ -88,6 +89,25 @@ def needs_image(ref: SubmissionRef) -> bool:
         return not load_submission(ref.path).is_log
     except HarnessError:
         return False
+
+
+def check_secrets(opts: EvaluateOptions) -> None:
+    """Before any run: every secret the task config names is set in the harness's environment, when a submission
+    has a fetch step to give it to (one line naming the missing ones, never a value)."""
+    from harness.intake.submission import load_submission
+    from harness.run.fetch.secrets import missing_secrets
+
+    missing = missing_secrets(opts.config)
+    if not missing:
+        return
+    for ref in opts.submissions:
+        try:
+            fetches = bool(load_submission(ref.path).fetch)
+        except HarnessError:
+            continue
+        if fetches:
+            raise HarnessError(f"{opts.config.path}: secrets: {', '.join(missing)} not set in the harness's "
+                               f"environment (the fetch step of {ref.id} needs it)")
 
 
 def close_spares() -> None:

@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="redo the runs named now in a results folder that holds results (other runs in it, "
                              "and their lines of summary.json, are kept)")
+    parser.add_argument("--refetch", action="store_true",
+                        help="run every submission's fetch: step again, even when its volume is cached (same image "
+                             "and fetch command)")
     parser.add_argument("--build-network", default="default",
                         help="network of the submissions' RUN build steps ('none' forbids downloads; default: default)")
     parser.add_argument("--backend", choices=("local", "swarm"), default=None,
@@ -77,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness evaluate: note: {note}", file=sys.stderr)
     opts.server_image = args.server_image
     opts.build_network = args.build_network
+    opts.refetch = args.refetch
     opts.backend, opts.registry, opts.build_engine = args.backend, args.registry, args.build_engine
     install_signal_handlers()
     summary = evaluate(opts)

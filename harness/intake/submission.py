@@ -26,7 +26,7 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "fetch")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
@@ -68,6 +68,9 @@ class Submission:
     log_tokenizers: dict[str, Path] = field(default_factory=dict)  # {dataset: the model's tokenizer for its log}
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
+    #: run once per image and command before any data is seen (egress only to the task's allowed hosts), writing
+    #: $HARNESS_FETCH_DIR, which prepare and the run get read-only (harness.run.fetch)
+    fetch: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -185,7 +188,8 @@ def _fields(folder: Path, raw: dict[str, Any], fail: Any, text: Any, take: Any) 
         port=port,
         speech_processor_config=spc,
         models=models,
-        prepare=take(lambda: _prepare(raw.get("prepare"), fail), ()),
+        prepare=take(lambda: _step(raw.get("prepare"), fail, "prepare"), ()),
+        fetch=take(lambda: _step(raw.get("fetch"), fail, "fetch"), ()),
         raw=raw,
     )
 
@@ -213,10 +217,10 @@ def _interface(raw: dict[str, Any], fail: Any) -> tuple[str, int | None, str | N
 def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kind: str,
                     baseline: bool, models: str, take: Any) -> Submission:
     """A submission of system logs: `logs:` and `hardware:`, no image (no build, command or interface)."""
-    for key in ("build", "command", "interface", "port", "speech_processor_config", "prepare"):
+    for key in ("build", "command", "interface", "port", "speech_processor_config", "prepare", "fetch"):
         if raw.get(key) is not None:
             take(lambda key=key: _raise(fail(key, "a log submission (logs:) has no image: leave out build, command, "
-                                                  "interface and prepare")))
+                                                  "interface, prepare and fetch")))
     hardware, given = text("hardware", required=False), raw.get("hardware")
     if given is None or (isinstance(given, str) and not given.strip()):  # (a wrong one is text's to name)
         take(lambda: _raise(fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, '
@@ -310,13 +314,17 @@ def _command(value: Any, fail: Any, optional: bool = False) -> tuple[str, ...]:
     raise fail("command", f"expected a non-empty string or list of strings, got {value!r}")
 
 
-def _prepare(value: Any, fail: Any) -> tuple[str, ...]:
-    """The `prepare:` command's argv (a string runs under /bin/sh -c); empty without one."""
+_STEPS = {"prepare": "a command run once before the evaluation, in the image, network off",
+          "fetch": "a command run once per image before any data is seen, in the image, that downloads into "
+                   "$HARNESS_FETCH_DIR through the organizer's allow-listing proxy"}
+
+
+def _step(value: Any, fail: Any, key: str) -> tuple[str, ...]:
+    """The `prepare:` or `fetch:` command's argv (a string runs under /bin/sh -c); empty without one."""
     if value is None:
         return ()
     if isinstance(value, str) and value.strip():
         return ("/bin/sh", "-c", value.strip())
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return tuple(value)
-    raise fail("prepare", f"expected a non-empty string or list of strings (a command run once before the "
-                          f"evaluation, in the image, network off), got {value!r}")
+    raise fail(key, f"expected a non-empty string or list of strings ({_STEPS[key]}), got {value!r}")

@@ -5,7 +5,8 @@ Before a run the dataset's context documents are copied into a host staging fold
 list. A submission's `prepare:` command runs first in its own container of the participant's image: no network,
 the run's GPUs and memory/CPU limits, the context read-only and `/prepared` writable, killed at
 `limits.prepare_timeout_s`; the streamed run then gets `/prepared` read-only (`HARNESS_PREPARED_DIR`). A track
-without `context:` gets neither the mount nor the variable.
+without `context:` gets neither the mount nor the variable. A submission with `fetch:` has its filled volume
+read-only at `/fetched` (`HARNESS_FETCH_DIR`) in prepare and in the run (see harness.run.fetch).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.data.context import (
     stage_context,
 )
 from harness.run import failures, network
+from harness.run.fetch import FETCH_ENV, FETCH_ROOT
 from harness.run.sandbox import SandboxPolicy
 from harness.run.spec import RunSpec, participant_argv
 from harness.run.tail import log_tail
@@ -44,7 +46,7 @@ class ContextStage:
 
     @property
     def needed(self) -> bool:
-        return self.spec.dataset.context is not None or bool(self.spec.prepare)
+        return self.spec.dataset.context is not None or bool(self.spec.prepare) or bool(self.spec.fetch_volume)
 
     def _root(self) -> Path:
         if self.root is None:
@@ -72,6 +74,8 @@ class ContextStage:
             out.append(f"{self.root / 'context'}:{CONTEXT_ROOT}:ro")
         if self.root is not None and (self.root / "prepared").is_dir():
             out.append(f"{self.root / 'prepared'}:{PREPARED_ROOT}:{'rw' if prepared_rw else 'ro'}")
+        if self.spec.fetch_volume:
+            out.append(f"{self.spec.fetch_volume}:{FETCH_ROOT}:ro")
         return out
 
     def environment(self) -> dict[str, str]:
@@ -81,6 +85,8 @@ class ContextStage:
             env[CONTEXT_ENV] = context_list_path()
         if self.spec.prepare:
             env[PREPARED_ENV] = PREPARED_ROOT
+        if self.spec.fetch_volume:
+            env[FETCH_ENV] = FETCH_ROOT
         return env
 
     def remove(self) -> None:

@@ -52,6 +52,12 @@ class PrepareFailed(Exception):
         self.status = status
 
 
+class FetchFailed(PrepareFailed):
+    """The submission's `fetch:` command failed (`crash`: it exited non-zero, or wrote more than
+    `limits.fetch_bytes`; `oom`) or ran past `limits.fetch_timeout_s` (`timeout`): no run starts, never retried.
+    The message is the reason, secrets masked."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The verdict of one run: `status` from STATUSES, a one-line `reason`, and whether output is partial."""

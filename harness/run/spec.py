@@ -37,6 +37,7 @@ class RunSpec:
     interface: str = "harness"  # or an agent-server interface: the server drives the participant (harness.drivers)
     participant_port: int | None = None
     prepare: str | list[str] | tuple[str, ...] | None = None  # the submission's `prepare:` command, run first
+    fetch_volume: str | None = None  # the volume its `fetch:` filled, mounted read-only (harness.run.fetch)
 
     @property
     def driven(self) -> bool:

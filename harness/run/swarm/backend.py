@@ -188,8 +188,9 @@ class SwarmBackend:
         if not stage.needed:
             return
         if int(self.state.get("Nodes") or 1) > 1:
-            raise failures.InfraError("extra context and prepare: need a single-node swarm (the staging folder is "
-                                      "on the manager); run this track with backend: local")
+            raise failures.InfraError("extra context, prepare and fetch: need a single-node swarm (the staging "
+                                      "folder and the fetch volume are on the manager); run this track with "
+                                      "backend: local")
         user = participant_user(spec.image_user if spec.image_user is not None
                                 else self.api.inspect_image(spec.submission_image)["Config"].get("User"))
         stage.stage(user)

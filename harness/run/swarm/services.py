@@ -95,7 +95,8 @@ def participant_service(*, name: str, image: str, argv: list[str], user: str, la
                         binds: list[str] | None = None) -> dict[str, Any]:
     """The participant's service under the sandbox policy; `off_data_node` keeps it off the data node (a swarm
     with other nodes; a single-node swarm runs it beside the server); `node_id` pins it (the node of its GPUs);
-    `binds` (`SOURCE:TARGET:ro`) are host folders of its node mounted in it (extra context, prepared output)."""
+    `binds` (`SOURCE:TARGET:ro`) are host folders of its node mounted in it (extra context, prepared output), or
+    a volume of its node by name (the fetch step's cache)."""
     container = {
         "Image": image, "Command": argv[:1], "Args": argv[1:], "User": user, "ReadOnly": True,
         "Env": _env(env), "CapabilityDrop": ["ALL"],
@@ -103,8 +104,8 @@ def participant_service(*, name: str, image: str, argv: list[str], user: str, la
             {"Type": "tmpfs", "Target": "/tmp", "TmpfsOptions": {"SizeBytes": PARTICIPANT_TMPFS_BYTES,
                                                                   "Mode": 0o1777}},
             {"Type": "tmpfs", "Target": "/dev/shm", "TmpfsOptions": {"SizeBytes": policy.shm_size, "Mode": 0o1777}},
-            *({"Type": "bind", "Source": b.split(":")[0], "Target": b.split(":")[1], "ReadOnly": b.endswith(":ro")}
-              for b in binds or ()),
+            *({"Type": "bind" if b.startswith("/") else "volume", "Source": b.split(":")[0],
+               "Target": b.split(":")[1], "ReadOnly": b.endswith(":ro")} for b in binds or ()),
         ],
         "Ulimits": [{"Name": "nofile", "Soft": policy.nofile, "Hard": policy.nofile}],
     }
