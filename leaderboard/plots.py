@@ -355,7 +355,7 @@ def _timeline_marks(f: _Frame, view: dict[str, Any]) -> list[str]:
         word = view["target_words"][i] if i < len(view["target_words"]) else ""
         parts.append(el("circle", el("title", _esc(f"“{word}” written after {v / f.div:g} {f.unit_name}")),
                         cx=f.sx(v / f.div), cy=f.sy(float(i + 1)), r=3.5, fill="#0072b2", class_="write",
-                        data_t=repr(float(v))))
+                        data_t=repr(float(v)) if view["unit"] == "ms" else None))  # the replay's jump target
     for r in view.get("revisions") or []:
         x, y = f.sx(r["delay"] / f.div), f.sy(float(r["length"]))
         if r["erased"]:

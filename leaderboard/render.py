@@ -23,7 +23,7 @@ from leaderboard.audio import SiteAudio
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
-from leaderboard.replay import replay_data
+from leaderboard.replay import RECORDING_TEXT_MAX, replay_data
 from leaderboard.safe import page_text
 
 HERE = Path(__file__).resolve().parent
@@ -177,11 +177,11 @@ def instance_page(rec: dict[str, Any], metrics: dict[str, Any] | None, unit: str
         summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences", "trailing_units")}
         return "recording.html", {"rec": rec, "talk": talk, "svgs": svgs, "metrics": summary,
                                   "trailing": (metrics or {}).get("trailing_units"),
-                                  "replay": replay_data(rec, audio, talk["sentences"])}
+                                  "replay": replay_data(rec, audio, unit, talk["sentences"], RECORDING_TEXT_MAX)}
     view = views.timeline(rec, unit, speech)
     return "instance.html", {"rec": rec, "metrics": metrics, "view": view, "slider": views.slider_data(view),
                              "timeline": Markup(timeline_svg(view)),
-                             "replay": replay_data(rec, audio) if speech else None}
+                             "replay": replay_data(rec, audio, unit) if speech else None}
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -8,7 +8,6 @@
   "use strict";
 
   var FRESH_MS = 1000; // a word shown for less than this is highlighted
-  var SVG = "http://www.w3.org/2000/svg";
   var CLASSES = ["rw", "rw", "rw erased", "rw fresh"]; // hidden, shown, erased, shown just now
 
   function buildLane(lane, joiner) {
@@ -54,7 +53,7 @@
 
   function windowCursors() {
     return Array.prototype.map.call(document.querySelectorAll("svg.window[data-t0]"), function (svg) {
-      var line = document.createElementNS(SVG, "line");
+      var line = document.createElementNS(svg.namespaceURI, "line");
       line.setAttribute("class", "replay-cursor");
       line.setAttribute("y1", svg.getAttribute("data-y0"));
       line.setAttribute("y2", svg.getAttribute("data-y1"));
