@@ -95,7 +95,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def results_of(root: Path, runs: list[tuple[str, str, Path]]) -> Path:
+def results_of(root: Path, runs: list[tuple[str, str, Path]], config: Path = CONFIG, track: str = TRACK) -> Path:
     """A results folder of `runs` ((submission, dataset, run folder)): each run folder copied where `harness
     evaluate` writes it, a manifest per submission, then summary.json and the results stage (`finish_results`)."""
     results = root / "results"
@@ -103,14 +103,14 @@ def results_of(root: Path, runs: list[tuple[str, str, Path]]) -> Path:
     for sub, dataset, run in runs:
         target = layout.ResultsDir(results).run(sub, dataset).path
         shutil.copytree(run, target)
-        manifest = {"harness_version": __version__, "config": str(CONFIG),
-                    "config_sha256": sha256(CONFIG), "image_digest": None,
+        manifest = {"harness_version": __version__, "config": str(config),
+                    "config_sha256": sha256(config), "image_digest": None,
                     "isolation": {"mode": "local process (test, no container)"},
                     "hardware": {"machine": platform.machine(), "python": platform.python_version()}}
         layout.ResultsDir(results).submission(sub).manifest.write_text(json.dumps(manifest), encoding="utf-8")
         scores = json.loads((target / "scores.json").read_text(encoding="utf-8"))
-        entries.append({"submission": sub, "team": f"Team {sub}", "system": sub, "track": TRACK, "kind": "primary",
+        entries.append({"submission": sub, "team": f"Team {sub}", "system": sub, "track": track, "kind": "primary",
                         "baseline": False, "dataset": dataset, "status": "ok", "reason": None, "partial": False,
                         "scores": scores})
-    finish_results(load_config(CONFIG, check_files=False), results, entries)
+    finish_results(load_config(config, check_files=False), results, entries)
     return results

@@ -19,11 +19,13 @@ import pytest
 
 from harness.cli import main
 from tests import replay_support as rs
+from tests.speech_task import make_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.espeak, pytest.mark.slow]
 webdriver = pytest.importorskip("selenium.webdriver")
 Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
 By = pytest.importorskip("selenium.webdriver.common.by").By
+Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -52,6 +54,46 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+SHORT_WORDS = "uno dos tres cuatro cinco seis siete".split()
+SHORT_AGENT = f'''
+import time
+from harness.client.agent import ReadAction, SpeechAgent, WriteAction
+
+WORDS = {SHORT_WORDS!r}
+
+
+class EveryTwoReads(SpeechAgent):
+    """Writes a word every second READ (640 ms of audio), the rest when the source ends; computes 50 ms a word."""
+
+    def policy(self, states):
+        ex = states.extra
+        ex["reads"] = ex.get("reads", 0)
+        done = len(states.target)
+        if done < len(WORDS) and (states.source_finished or ex["reads"] >= 2 * (done + 1)):
+            time.sleep(0.05)
+            return WriteAction(WORDS[done])
+        if states.source_finished:
+            return WriteAction("", finished=True)
+        ex["reads"] += 1
+        return ReadAction()
+'''
+
+
+@pytest.fixture(scope="module")
+def short_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A short-form speech run (two espeak-ng sentences, `harness run`) in a site with its dev audio."""
+    root = tmp_path_factory.mktemp("short")
+    config = make_task(root)
+    (root / "agent.py").write_text(SHORT_AGENT, encoding="utf-8")
+    run = root / "run"
+    assert main(["run", "--config", str(config), "--dataset", "dev", "--agent", str(root / "agent.py"), "--output",
+                 str(run)]) == 0
+    results = rs.results_of(root, [("words", "dev", run)], config, "speech-en-en")
+    site = root / "site"
+    assert main(["leaderboard", str(results), "--config", str(config), "--output", str(site), "--with-audio"]) == 0
+    return run, site
+
+
 @pytest.fixture(scope="module")
 def driver(chromium: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     binary, chromedriver = chromium
@@ -67,11 +109,11 @@ def driver(chromium: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
     drv.quit()
 
 
-def _open(driver, site: Path, run: str) -> None:
+def _open(driver, site: Path, run: str, index: int = 0) -> None:
     """Open a recording page from the site's files; fail on a console error or a request outside the site."""
     driver.get_log("browser")
     driver.get_log("performance")
-    driver.get((site / "runs" / run / "instances" / "0.html").as_uri())
+    driver.get((site / "runs" / run / "instances" / f"{index}.html").as_uri())
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return !!window.harnessReplay"))
     problems = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert not problems, problems
@@ -224,3 +266,35 @@ def test_playing_moves_the_words_with_the_clock(sites, driver) -> None:
             assert driver.execute_script("return document.getElementById('replay-audio').paused")
         assert _shown(driver, "nca") == [(w, False) for w, d in zip(words, rec["delays"], strict=True) if d <= t]
         assert any(d <= t for d in rec["delays"])
+
+
+def test_a_speech_instance_page_moves_its_slider_and_timeline_with_the_player(short_site, driver) -> None:
+    """On a short-form instance page the replay drives the page's slider and partial output, the slider drives the
+    player, and a click on a dot of the timeline moves the player to that word's moment."""
+    run, site = short_site
+    for rec in rs.records(run):
+        words, delays = rec["prediction"].split(), rec["delays"]
+        assert words == SHORT_WORDS and len(set(delays)) >= 3
+        _open(driver, site, "words-dev", rec["index"])
+        _media_ready(driver)
+        partial, slider = driver.find_element(By.ID, "partial"), driver.find_element(By.ID, "moment")
+        assert partial.text == rec["prediction"]  # before the replay is used, the page is as it always was
+        for ms in _moments(delays, rec["source_length"] - 1):
+            t = driver.execute_async_script(SEEK_MEDIA, ms / 1000) * 1000
+            assert _shown(driver, "nca") == [(w, False) for w, d in zip(words, delays, strict=True) if d <= t]
+            assert _shown(driver, "ca") == [(w, False) for w, e in zip(words, rec["elapsed"], strict=True)
+                                            if e <= t]
+            value = float(slider.get_attribute("value"))
+            assert abs(value - t) <= 0.5  # the slider (whole ms) follows, and its partial output with it
+            assert partial.text in (" ".join(w for w, d in zip(words, delays, strict=True) if d <= value),
+                                    "(nothing written yet)")
+        slider.send_keys(Keys.HOME)  # the slider drives the player
+        assert driver.execute_script("return window.harnessReplay.time()") == 0
+        assert driver.execute_script("return document.getElementById('replay-audio').currentTime") == 0
+        assert _shown(driver, "nca") == [] and partial.text == "(nothing written yet)"
+        dots = driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle.write")
+        k = max(i for i in range(len(delays)) if delays[i] < delays[-1])  # a word written before the last one
+        dots[k].click()
+        assert driver.execute_script("return window.harnessReplay.time()") == delays[k]
+        assert [w for w, _ in _shown(driver, "nca")] == [w for w, d in zip(words, delays, strict=True)
+                                                          if d <= delays[k]]

@@ -107,6 +107,7 @@
           self.t = audio.currentTime * 1000;
         }
         self.ownSeek = null;
+        self.linked = true; // the player was used: the page's slider follows it from now on
         self.render();
       }
     });
