@@ -298,3 +298,29 @@ def test_a_speech_instance_page_moves_its_slider_and_timeline_with_the_player(sh
         assert driver.execute_script("return window.harnessReplay.time()") == delays[k]
         assert [w for w, _ in _shown(driver, "nca")] == [w for w, d in zip(words, delays, strict=True)
                                                           if d <= delays[k]]
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_the_replay_fits_the_window_and_its_lanes_scroll_inside(sites, driver, width: int) -> None:
+    """Side by side at 1400 px, one above the other at 420 px; the page never scrolls sideways, and the newest word
+    is kept in view inside its lane, not by scrolling the page."""
+    driver.set_window_size(width, 1000)
+    try:
+        _open(driver, sites["silent"], "oracle-dev")
+        rec = rs.records(sites["oracle"])[0]
+        y = driver.execute_script("return window.scrollY")
+        _seek(driver, rec["source_length"] - 1)
+        assert driver.execute_script("return window.scrollY") == y
+        boxes = [driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left, r.top];", e)
+                 for e in driver.find_elements(By.CSS_SELECTOR, ".lane-text")]
+        assert len(boxes) == 2 and ((boxes[0][1] == boxes[1][1]) if width == 1400 else (boxes[0][1] < boxes[1][1]))
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        for lane in ("nca", "ca"):  # the last word shown lies inside its lane's visible box
+            inside = driver.execute_script(
+                "const box = document.querySelector('.lane-text[data-lane=\"' + arguments[0] + '\"]');"
+                "const shown = Array.from(box.querySelectorAll('.rw')).filter(e => !e.hidden);"
+                "const w = shown[shown.length - 1].getBoundingClientRect(), b = box.getBoundingClientRect();"
+                "return box.scrollHeight > box.clientHeight && w.top >= b.top && w.bottom <= b.bottom;", lane)
+            assert inside, lane
+    finally:
+        driver.set_window_size(1366, 1000)
