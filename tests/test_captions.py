@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import webvtt  # the test extra's WebVTT/SubRip reader (docs/design/dependencies.md)
 
 from harness.cli import main
 from tests import replay_support as rs
 from tests.speech_task import make_task
 
-webvtt = pytest.importorskip("webvtt")
 pytestmark = [pytest.mark.espeak, pytest.mark.slow]
 
 HOLD_MS = 5000
@@ -212,3 +212,14 @@ def test_bad_requests_fail_with_one_line(runs, tmp_path: Path, capsys: pytest.Ca
     with pytest.raises(SystemExit):
         _export(runs["oracle"], tmp_path / "out2", "webvtt", "--cue-seconds", "0")
     assert "must be a positive number of seconds" in capsys.readouterr().err
+
+
+def test_another_tools_long_form_log_gives_the_same_captions(runs, tmp_path: Path) -> None:
+    """The run as OmniSTEval's JSONL (`harness export --to omnisteval`), read back with its segmentation and
+    references as `harness score` reads it, is captioned as the run itself."""
+    assert _export(runs["revising"], tmp_path / "omni", "omnisteval") == 0
+    assert _export(tmp_path / "omni" / "hypotheses.jsonl", tmp_path / "theirs", "webvtt", "--segmentation",
+                   str(rs.DATA / "dev.yaml"), "--references", str(rs.DATA / "dev.es")) == 0
+    assert _export(runs["revising"], tmp_path / "ours", "webvtt") == 0
+    for name in ("udhr-talk.vtt", "udhr-talk.ca.vtt"):
+        assert _read(tmp_path / "theirs" / name) == _read(tmp_path / "ours" / name)
