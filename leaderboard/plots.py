@@ -354,7 +354,8 @@ def _timeline_marks(f: _Frame, view: dict[str, Any]) -> list[str]:
     for i, v in enumerate(view["delays"]):
         word = view["target_words"][i] if i < len(view["target_words"]) else ""
         parts.append(el("circle", el("title", _esc(f"“{word}” written after {v / f.div:g} {f.unit_name}")),
-                        cx=f.sx(v / f.div), cy=f.sy(float(i + 1)), r=3.5, fill="#0072b2", class_="write"))
+                        cx=f.sx(v / f.div), cy=f.sy(float(i + 1)), r=3.5, fill="#0072b2", class_="write",
+                        data_t=repr(float(v)) if view["unit"] == "ms" else None))  # the replay's jump target
     for r in view.get("revisions") or []:
         x, y = f.sx(r["delay"] / f.div), f.sy(float(r["length"]))
         if r["erased"]:
@@ -427,11 +428,13 @@ def window_svg(window: dict[str, Any], uid: str) -> str:
         parts.append(text(sx(v), h - mb + 16, f"{v:g}", text_anchor="middle", class_="tick"))
     for t, i, word in points:
         parts.append(el("circle", el("title", _esc(f"“{word}” written at {t / 1000:.2f} s")),
-                        cx=sx(min(max(t / 1000.0, t0), t1)), cy=sy(float(i) + 0.5), r=3, fill="#0072b2"))
+                        cx=sx(min(max(t / 1000.0, t0), t1)), cy=sy(float(i) + 0.5), r=3, fill="#0072b2",
+                        data_t=repr(float(t))))
     parts.append(text((ml + w - mr) / 2, h - 8, "audio time (s)", text_anchor="middle", class_="axis-label"))
     parts.append(text(14, (mt + h - mb) / 2, "words", text_anchor="middle",
                       transform=f"rotate(-90 14 {fmt((mt + h - mb) / 2)})", class_="axis-label"))
     title = f"Words written between {t0:g} s and {t1:g} s"
     desc = (f"{len(points)} words written in this window; shaded bands: the reference sentences spoken in it "
             f"({', '.join('s' + str(s['n']) for s in window['sentences']) or 'none'}).")
-    return document(w, h, title, desc, "".join(parts), uid, "timeline window")
+    return document(w, h, title, desc, "".join(parts), uid, "timeline window", data_t0=fmt(t0 * 1000),
+                    data_t1=fmt(t1 * 1000), data_x0=fmt(sx(t0)), data_x1=fmt(sx(t1)), data_y0=mt, data_y1=h - mb)

@@ -19,9 +19,11 @@ from harness.config import TaskConfig
 from harness.errors import HarnessError
 from harness.jsonio import write_json
 from leaderboard import views
+from leaderboard.audio import SiteAudio
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
+from leaderboard.replay import RECORDING_TEXT_MAX, replay_data
 from leaderboard.safe import page_text
 
 HERE = Path(__file__).resolve().parent
@@ -76,9 +78,13 @@ def _prepare_output(out: Path) -> None:
 class SiteWriter:
     """Writes the pages of one site."""
 
-    def __init__(self, results: Results, out: Path, instance_pages: bool = True) -> None:
+    def __init__(self, results: Results, out: Path, instance_pages: bool = True,
+                 audio: SiteAudio | None = None) -> None:
         self.results = results
         self.out = out
+        self.audio = audio  # None: the site holds no audio (every replay runs silent)
+        if audio is not None:
+            audio.site = out
         self.env = environment(results.catalog)
         self.instance_pages = instance_pages
         self.generated_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -153,25 +159,29 @@ class SiteWriter:
             prev_i = per_instance[n - 1][0].get("index") if n > 0 else None
             next_i = per_instance[n + 1][0].get("index") if n + 1 < len(per_instance) else None
             speech = board.modality == "speech" or isinstance(rec.get("source"), list)
-            template, ctx = instance_page(rec, metrics, unit, speech)
+            href = self.audio.href(rec, run.dataset) if self.audio is not None and speech else None
+            template, ctx = instance_page(rec, metrics, unit, speech, audio=f"../../../{href}" if href else None)
             self.page(template, f"{base}/instances/{rec.get('index')}.html", board=board, run=run, prev_i=prev_i,
                       next_i=next_i, **ctx)
 
 
 def instance_page(rec: dict[str, Any], metrics: dict[str, Any] | None, unit: str,
-                  speech: bool) -> tuple[str, dict[str, Any]]:
+                  speech: bool, audio: str | None = None) -> tuple[str, dict[str, Any]]:
     """The template of one instance's page and its context beyond board, run and pager: a decoding timeline with
-    its slider, or for a whole recording (long-form) its sentences and paged timeline. The live viewer
-    (`leaderboard.live`) renders the same pages."""
+    its slider, or for a whole recording (long-form) its sentences and paged timeline; a speech instance or
+    recording adds its replay (`audio`: its audio's address relative to the page; None: a silent replay). The
+    live viewer (`leaderboard.live`) renders the same pages."""
     if isinstance(rec.get("longform"), dict):
         talk = views.recording(rec, metrics)
         svgs = [Markup(window_svg(w, f"w{w['n']}-plot")) for w in talk["windows"]]
         summary = {k: v for k, v in (metrics or {}).items() if k not in ("index", "sentences", "trailing_units")}
         return "recording.html", {"rec": rec, "talk": talk, "svgs": svgs, "metrics": summary,
-                                  "trailing": (metrics or {}).get("trailing_units")}
+                                  "trailing": (metrics or {}).get("trailing_units"),
+                                  "replay": replay_data(rec, audio, unit, talk["sentences"], RECORDING_TEXT_MAX)}
     view = views.timeline(rec, unit, speech)
     return "instance.html", {"rec": rec, "metrics": metrics, "view": view, "slider": views.slider_data(view),
-                             "timeline": Markup(timeline_svg(view))}
+                             "timeline": Markup(timeline_svg(view)),
+                             "replay": replay_data(rec, audio, unit) if speech else None}
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -179,10 +189,11 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,
-                instance_pages: bool = True) -> tuple[Path, int]:
-    """Read RESULTS, write the site into `out`; returns (index.html path, number of pages)."""
+                instance_pages: bool = True, audio: SiteAudio | None = None) -> tuple[Path, int]:
+    """Read RESULTS, write the site into `out` (with the audio `audio` lets it publish: none by default);
+    returns (index.html path, number of pages)."""
     results = load_results(results_dir, config)
     _prepare_output(out)
-    writer = SiteWriter(results, out, instance_pages)
+    writer = SiteWriter(results, out, instance_pages, audio)
     index = writer.write()
     return index, writer.pages

@@ -175,7 +175,7 @@ LAYERS: tuple[str, ...] = (
     "harness.client", "harness.baselines", "harness.metrics", "harness.scoring", "harness.images", "harness.run",
     "harness.batch",
     # after the results exist: they only read results
-    "harness.human", "leaderboard",
+    "harness.human", "harness.captions", "leaderboard",
     # the commands, on top
     "harness.commands", "harness.cli", "harness.__main__",
     # the reference pages, generated from the command line's parsers

@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or the path summary.json names, else inferred from the scores")
     parser.add_argument("--no-instance-pages", action="store_true",
                         help="leave out the per-instance pages (they show hidden test sources and references)")
+    parser.add_argument("--with-audio", nargs="?", const="dev", choices=("dev", "all"), default=None,
+                        help="copy the source audio of speech recordings into the site for the replay on their "
+                             "pages: `dev` (the default when given bare) publishes development datasets' only, "
+                             "`all` every dataset's, hidden test audio included; without it the site holds no "
+                             "audio and replays run silent")
 
 
 def leaderboard_module(name: str = "render") -> ModuleType:
@@ -84,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     cfg_path = _config_path(args)
     config = load_config(cfg_path, check_files=False) if cfg_path else None
     render = leaderboard_module("render")
-    index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages)
+    audio = leaderboard_module("audio").SiteAudio(args.with_audio) if args.with_audio else None
+    index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages,
+                                      audio=audio)
+    if audio is not None:
+        print(f"leaderboard: {audio.files} audio file(s) of {'every' if audio.which == 'all' else 'the development'} "
+              f"dataset(s) copied into {args.output / 'audio'}")
     print(f"leaderboard: {pages} pages written; open {index.resolve().as_uri()}")
     return 0
