@@ -130,10 +130,12 @@ def corpus_instance_metrics(
     return out
 
 
-def score_records(records: list[dict[str, Any]], options: ScoringOptions | None = None, **kwargs: Any
-                  ) -> dict[str, Any]:
+def score_records(records: list[dict[str, Any]], options: ScoringOptions | None = None, *, latency_unit: str,
+                  speech: bool | None = None, source: str | None = None,
+                  baseline: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The scores.json object of a list of validated instance records (see `score_records_with_instances`)."""
-    return score_records_with_instances(records, options, **kwargs)[0]
+    return score_records_with_instances(records, options, latency_unit=latency_unit, speech=speech, source=source,
+                                        baseline=baseline)[0]
 
 
 def score_records_with_instances(
@@ -144,29 +146,27 @@ def score_records_with_instances(
     speech: bool | None = None,
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
-    source_texts: Sequence[str] | None = None,
-    **changes: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
     The one scoring path: it decides once whether the records are short-form instances or long-form recordings
     (scored on their resegmented sentences, `harness.scoring.longform`); both call the same quality, latency and
-    neural steps. `options` says how (`changes`: single options over it, each checked by name);
+    neural steps. `options` says how (default: `ScoringOptions()`);
     `options.metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: every string,
     latency and diagnostic metric but the optional ones, plus the neural ones (COMET, XCOMET) that
-    `options.model_metrics` configures (`source_texts`: the source transcript by index, for speech runs).
+    `options.model_metrics` configures (`options.source_texts`: the source transcript by index, for speech runs).
     Optional metrics (METEOR, AA, CW) are computed when `metrics` or `also` (a track's own list) names them;
     `target_lang` picks METEOR's modules. The rows are one per record in index order: `{"index": i, NAME: value or
     None, ...}` for every latency and neural metric scored.
     """
     if not records:
         raise HarnessError("no instances to score")
-    options = (options or ScoringOptions()).but(**changes)
+    options = options or ScoringOptions()
     if is_longform_log(records):
         return score_longform(records, options, latency_unit=latency_unit, source=source)
     records = sorted(records, key=lambda r: r.get("index", 0))
     run = _ShortRun(records, options, latency_unit, _is_speech(records[0], latency_unit) if speech is None else speech)
-    out, rows = run.score(source_texts)
+    out, rows = run.score()
     if baseline is not None:
         add_norm_scores(out, baseline[1], baseline[0])
     out["counts"] = {
@@ -204,7 +204,7 @@ class _ShortRun:
         self.refs_by_set = references_by_set(records, self.sets)
         self.has_ca = False
 
-    def score(self, source_texts: Sequence[str] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def score(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         import numpy as np
 
         options, records = self.options, self.records
@@ -218,7 +218,7 @@ class _ShortRun:
         out = quality_records(quality, counts, resampled, options.seed)
         neural, neural_values = model_metric_records(
             [m for m in MODEL_METRICS if m in self.wanted], records, self.refs_by_set, options.model_metrics,
-            source_texts=source_texts, counts=counts, seed=options.seed)
+            source_texts=options.source_texts, counts=counts, seed=options.seed)
         out.update(neural)
         out.update(self._latency_records(names, mean_records(columns, counts, latency_sums)))
         if self.wanted & set(DEGENERACY_METRICS):
@@ -367,9 +367,10 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
     return scores
 
 
-def score_path(path: str | Path, options: ScoringOptions | None = None, **kwargs: Any) -> dict[str, Any]:
+def score_path(path: str | Path, options: ScoringOptions | None = None, *, latency_unit: str | None = None,
+               allow_torn: bool = False) -> dict[str, Any]:
     """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's); see `score_log`."""
-    return score_log(path, options, **kwargs)[0]
+    return score_log(path, options, latency_unit=latency_unit, allow_torn=allow_torn)[0]
 
 
 def score_log(
@@ -379,8 +380,6 @@ def score_log(
     latency_unit: str | None = None,
     allow_torn: bool = False,
     baseline: tuple[str, dict[str, Any]] | None = None,
-    source_texts: Sequence[str] | None = None,
-    **changes: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores, instance_scores rows) of a run directory or an instances.log.
 
@@ -390,9 +389,9 @@ def score_log(
     from harness.runlog import read_instances
 
     log = read_instances(path, latency_unit=latency_unit, allow_torn=allow_torn)
-    options = (options or ScoringOptions()).but(**changes)
+    options = options or ScoringOptions()
     if options.target_lang is None:
-        options = options.but(target_lang=recorded_target_lang(log.path, log.records))
+        options = options.with_recorded_language(recorded_target_lang(log.path, log.records))
     return score_records_with_instances(
         log.records,
         options,
@@ -400,7 +399,6 @@ def score_log(
         speech=log.source_type == "speech",
         source=str(log.path),
         baseline=baseline,
-        source_texts=source_texts,
     )
 
 

@@ -98,7 +98,7 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
         return None  # nothing to score (the run's status already says why)
     records = sorted(log.records, key=lambda r: r["index"])
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
-        options = track_scoring_options(track).but(resegmentation=track.resegmentation)
+        options = track_scoring_options(track)
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
         write_instance_scores(run_dir.path, rows)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
