@@ -28,6 +28,7 @@ import yaml
 from harness.data.longform import match_recording, read_segmentation
 from harness.data.text import read_lines
 from harness.errors import HarnessError
+from harness.recordings import longform_info
 from harness.runlog.reader import validate_record
 from harness.runlog.record import DELAY_TOLERANCE
 from harness.yamlio import read_yaml
@@ -300,11 +301,10 @@ def read_text_longform(hypotheses: Path, text_segmentation: Path, references: di
         rows = [n for n, doc in enumerate(docs) if doc == d]
         if not rows:
             raise HarnessError(f"{text_segmentation}: document {d} has no sentence")
-        info: dict[str, Any] = {"recording": f"doc{d}", "segments": [[0.0, 0.0] for _ in rows], "timed": False,
-                                "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
-                                "resegmentation": resegmentation}
-        if src is not None:
-            info["transcripts"] = [src[n].strip() for n in rows]
+        info = longform_info(f"doc{d}", [[0.0, 0.0] for _ in rows],
+                             {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+                             transcripts=[src[n].strip() for n in rows] if src is not None else None,
+                             resegmentation=resegmentation, timed=False)
         records.append({"index": d, "source": [f"doc{d}"], "prediction": text.strip(),
                         "delays": [0.0] * len(split_units(text, unit)), "source_length": None, "longform": info,
                         "status": "ok", "latency_unit": "word",
@@ -320,8 +320,10 @@ def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
 def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
                         transcripts: Path | None = None, resegmentation: str = "softsegmenter", *,
                         warn: Callable[[str], None] | None = None, log: Path | None = None,
-                        offset_delays: bool = False, strict: bool = False) -> list[dict[str, Any]]:
-    """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem.
+                        offset_delays: bool = False, strict: bool = False, target_lang: str | None = None
+                        ) -> list[dict[str, Any]]:
+    """Records with each recording's sentences attached (`longform`, with `target_lang` when given), matched by wav
+    path, name or stem.
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
     them in one line that counts them. Without `warn`, or with `strict`, it is an error, as is a record that
@@ -335,14 +337,10 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
     for rec, rows in zip(records, per, strict=True):
         if not rows:
             raise HarnessError(f"{segmentation}: no sentence for recording {rec['source'][0]}")
-        info: dict[str, Any] = {
-            "recording": Path(rec["source"][0]).stem,
-            "segments": [[entries[n][1], entries[n][2]] for n in rows],
-            "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
-            "resegmentation": resegmentation,
-        }
-        if src is not None:
-            info["transcripts"] = [src[n].strip() for n in rows]
+        info = longform_info(Path(rec["source"][0]).stem, [[entries[n][1], entries[n][2]] for n in rows],
+                             {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+                             transcripts=[src[n].strip() for n in rows] if src is not None else None,
+                             resegmentation=resegmentation, target_lang=target_lang)
         end = max(entries[n][1] + entries[n][2] for n in rows)
         new = {**rec, "source_length": _audio_length(rec, end, warn, log), "longform": info, "status": "ok",
                "latency_unit": "word", "references": {name: " ".join(v) for name, v in info["sentences"].items()}}
