@@ -28,6 +28,8 @@ import yaml
 from harness.data.longform import match_recording, read_segmentation
 from harness.data.text import read_lines
 from harness.errors import HarnessError
+from harness.jsonio import iter_jsonl
+from harness.recordings import longform_info
 from harness.runlog.reader import validate_record
 from harness.runlog.record import DELAY_TOLERANCE
 from harness.yamlio import read_yaml
@@ -36,25 +38,6 @@ __all__ = ["read_stream_laal_tsv", "fix_simuleval_emission_ca",
            "read_jsonl_hypotheses", "read_simulstream_log", "is_simulstream_log", "attach_segmentation",
            "read_foreign_log", "read_text_longform", "read_text_segmentation", "write_omnisteval_inputs",
            "write_simulstream_log"]
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    out = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: cannot read: {exc}") from None
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise HarnessError(f"{path}: line {n}: not JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise HarnessError(f"{path}: line {n}: not a JSON object")
-        out.append(obj)
-    return out
 
 
 def is_simulstream_log(path: Path) -> bool:
@@ -86,11 +69,11 @@ def read_jsonl_hypotheses(path: Path, *, fix_emission_ca: bool = False) -> list[
     SimulEval's `elapsed` is cumulative over a recording: the records say so (`elapsed_kind: simuleval`) for a
     profile to read it its way, unless `fix_emission_ca` turns it into per-unit times here as OmniSTEval does."""
     out = []
-    for i, obj in enumerate(_lines(path)):
+    for i, (n, obj) in enumerate(iter_jsonl(Path(path), "log")):
         source = obj.get("source")
         name = source[0] if isinstance(source, list) and source else source
         if not isinstance(name, str) or not isinstance(obj.get("prediction"), str):
-            raise HarnessError(f"{path}: line {i + 1}: needs 'source' (the recording) and 'prediction'")
+            raise HarnessError(f"{path}: line {n}: needs 'source' (the recording) and 'prediction'")
         rec = {"index": obj.get("index", i), "source": [name], "prediction": obj["prediction"],
                "delays": obj.get("delays") or [], "source_length": obj.get("source_length")}
         if obj.get("elapsed"):
@@ -215,12 +198,12 @@ def read_simulstream_log(path: Path, config: Path | None = None, tokenizer: Path
                          ) -> list[dict[str, Any]]:
     """One record per recording of a SimulStream metrics log: final text, per-word delays and CA times (ms);
     `tokenizer` (a tokenizer.json or folder) joins the pieces of an `hf` or `canary` log."""
-    lines = _lines(path)
-    _, detok = _detokenizer(config, [t for obj in lines for t in obj.get("generated_tokens") or []
+    lines = list(iter_jsonl(Path(path), "log"))
+    _, detok = _detokenizer(config, [t for _, obj in lines for t in obj.get("generated_tokens") or []
                                      if isinstance(t, str)], tokenizer)
     names: dict[Any, str] = {}
     lines_by_id: dict[Any, list[dict[str, Any]]] = {}
-    for n, obj in enumerate(lines, 1):
+    for n, obj in lines:
         if "metadata" in obj:
             meta = obj["metadata"]
             if not isinstance(meta, dict) or not isinstance(meta.get("wav_name"), str):
@@ -300,11 +283,10 @@ def read_text_longform(hypotheses: Path, text_segmentation: Path, references: di
         rows = [n for n, doc in enumerate(docs) if doc == d]
         if not rows:
             raise HarnessError(f"{text_segmentation}: document {d} has no sentence")
-        info: dict[str, Any] = {"recording": f"doc{d}", "segments": [[0.0, 0.0] for _ in rows], "timed": False,
-                                "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
-                                "resegmentation": resegmentation}
-        if src is not None:
-            info["transcripts"] = [src[n].strip() for n in rows]
+        info = longform_info(f"doc{d}", [[0.0, 0.0] for _ in rows],
+                             {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+                             transcripts=[src[n].strip() for n in rows] if src is not None else None,
+                             resegmentation=resegmentation, timed=False)
         records.append({"index": d, "source": [f"doc{d}"], "prediction": text.strip(),
                         "delays": [0.0] * len(split_units(text, unit)), "source_length": None, "longform": info,
                         "status": "ok", "latency_unit": "word",
@@ -320,8 +302,10 @@ def _empty_recording(wav: str, index: int, end_ms: float) -> dict[str, Any]:
 def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, references: dict[str, Path],
                         transcripts: Path | None = None, resegmentation: str = "softsegmenter", *,
                         warn: Callable[[str], None] | None = None, log: Path | None = None,
-                        offset_delays: bool = False, strict: bool = False) -> list[dict[str, Any]]:
-    """Records with each recording's sentences attached (`longform`), matched by wav path, name or stem.
+                        offset_delays: bool = False, strict: bool = False, target_lang: str | None = None
+                        ) -> list[dict[str, Any]]:
+    """Records with each recording's sentences attached (`longform`, with `target_lang` when given), matched by wav
+    path, name or stem.
 
     A recording of the segmentation that no record matches is scored as empty output; `warn` (when given) hears of
     them in one line that counts them. Without `warn`, or with `strict`, it is an error, as is a record that
@@ -335,14 +319,10 @@ def attach_segmentation(records: Sequence[dict[str, Any]], segmentation: Path, r
     for rec, rows in zip(records, per, strict=True):
         if not rows:
             raise HarnessError(f"{segmentation}: no sentence for recording {rec['source'][0]}")
-        info: dict[str, Any] = {
-            "recording": Path(rec["source"][0]).stem,
-            "segments": [[entries[n][1], entries[n][2]] for n in rows],
-            "sentences": {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
-            "resegmentation": resegmentation,
-        }
-        if src is not None:
-            info["transcripts"] = [src[n].strip() for n in rows]
+        info = longform_info(Path(rec["source"][0]).stem, [[entries[n][1], entries[n][2]] for n in rows],
+                             {name: [lines[n].strip() for n in rows] for name, lines in sets.items()},
+                             transcripts=[src[n].strip() for n in rows] if src is not None else None,
+                             resegmentation=resegmentation, target_lang=target_lang)
         end = max(entries[n][1] + entries[n][2] for n in rows)
         new = {**rec, "source_length": _audio_length(rec, end, warn, log), "longform": info, "status": "ok",
                "latency_unit": "word", "references": {name: " ".join(v) for name, v in info["sentences"].items()}}

@@ -1,4 +1,6 @@
-"""One reader and one writer of the harness's JSON files; every file is written atomically.
+"""One reader and one writer of the harness's JSON files, and one reader of its JSON-lines files (every one but
+instances.log, whose readers in `harness.runlog` add the torn-line rule and the record checks); every file is
+written atomically.
 
 A writer puts the whole text into a temporary file beside the target and renames it over the target, so a
 reader (the live viewer, a resumed run, another thread) never sees half a file.
@@ -16,7 +18,8 @@ from typing import Any
 
 from harness.errors import HarnessError
 
-__all__ = ["atomic_path", "write_text_atomic", "write_json", "read_json", "read_json_or_none"]
+__all__ = ["atomic_path", "write_text_atomic", "write_json", "read_json", "read_json_or_none", "iter_jsonl",
+           "read_jsonl"]
 
 
 def _temporary(target: Path) -> Path:
@@ -70,3 +73,35 @@ def read_json_or_none(path: Path) -> Any | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def iter_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of the JSON-lines file `path`, read as a stream. A missing or
+    unreadable file, or a line that is not a JSON object, is a one-line HarnessError naming the file and line."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if line.strip():
+                    yield number, _json_object(line, path, number, what)
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read {what}: {exc}") from None
+
+
+def _json_object(line: str, path: Path, number: int, what: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{path}: line {number}: {what} is not valid JSON: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise HarnessError(f"{path}: line {number}: {what} is not a JSON object")
+    return obj
+
+
+def read_jsonl(path: Path, what: str = "file", *, missing_ok: bool = False) -> list[dict[str, Any]]:
+    """The objects of the JSON-lines file `path`, blank lines left out (errors as `iter_jsonl`); with `missing_ok`,
+    [] when there is no such file."""
+    if missing_ok and not path.is_file():
+        return []
+    return [obj for _, obj in iter_jsonl(path, what)]

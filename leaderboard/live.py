@@ -28,11 +28,10 @@ import tornado.web
 
 from harness import __version__, layout
 from harness.errors import HarnessError
-from harness.jsonio import read_json_or_none
+from harness.jsonio import read_json_or_none, read_jsonl
 from harness.runlog.live import scan
 from harness.runmeta import read_run_meta
 from leaderboard.metrics_info import Catalog
-from leaderboard.model import read_jsonl
 from leaderboard.render import STATIC, environment, instance_page, render_site
 
 __all__ = ["make_app", "serve_view", "RECHECK_S", "RUNNING_WINDOW_S"]
@@ -101,7 +100,7 @@ class RunFolder:
 
     def instance_scores(self) -> dict[int, dict[str, Any]]:
         """Per-instance metrics by index, once the run is scored ({} before)."""
-        rows = read_jsonl(self.run.instance_scores, "per-instance scores")
+        rows = read_jsonl(self.run.instance_scores, "per-instance scores", missing_ok=True)
         return {r["index"]: {k: v for k, v in r.items() if k != "index"} for r in rows
                 if isinstance(r.get("index"), int)}
 

@@ -8,7 +8,6 @@ Participants' strings (team, system, submission id, reason, track) are capped (`
 
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from typing import Any
 from harness import layout
 from harness.config import Regime, TaskConfig, Track
 from harness.errors import HarnessError
-from harness.jsonio import read_json
+from harness.jsonio import read_json, read_jsonl
 from harness.metric_registry import computation_aware_applies
 from harness.runlog import read_records
 from harness.status import SCORED_STATUSES
@@ -36,24 +35,6 @@ def slugify(text: str) -> str:
     """A file-name-safe form of a submission id or dataset name (keeps it readable)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
     return slug[:80]
-
-
-def read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file the scoring stage wrote ([] when it does not exist)."""
-    if not path.is_file():
-        return []
-    out: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise HarnessError(f"{path}: line {number}: {what} is not valid JSON: {exc.msg}") from None
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
 
 
 def tail(path: Path, lines: int = CLIENT_LOG_TAIL_LINES) -> str | None:
@@ -153,7 +134,7 @@ class Run:
         """index → per-instance metrics, as the scoring stage wrote them ({} when it did not)."""
         if self.run_dir is None:
             return {}
-        rows = read_jsonl(layout.RunDir(self.run_dir).instance_scores, "per-instance scores")
+        rows = read_jsonl(layout.RunDir(self.run_dir).instance_scores, "per-instance scores", missing_ok=True)
         return {r["index"]: {k: v for k, v in r.items() if k != "index"} for r in rows
                 if isinstance(r.get("index"), int)}
 

@@ -31,6 +31,7 @@ from harness.data.prepare import LIBRIVOX
 from harness.jsonio import write_json
 from harness.metrics.stability import final_token_delays
 from harness.runlog import LogWriter, read_records
+from harness.scoring.options import track_scoring_options
 
 REPO = Path(__file__).resolve().parents[1]
 UDHR = REPO / "data" / "udhr"
@@ -201,7 +202,7 @@ def write_run(results: Path, sub: str, ds: str, records: list[dict[str, Any]], c
     writer.close()
     run.client_log.write_text(client_log, encoding="utf-8")
     write_json(layout.ResultsDir(results).submission(sub).manifest, manifest, mkdir=True)
-    return score_run(run.path, track, False, bootstrap=bootstrap) if records else None
+    return score_run(run.path, track_scoring_options(track, bootstrap=bootstrap), False) if records else None
 
 
 def summary_record(sub: str, team: str, system: str, track: str | None, kind: str, baseline: bool, status: str,

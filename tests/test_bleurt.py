@@ -21,6 +21,7 @@ from harness.cli import main
 from harness.config import ModelMetric, load_config
 from harness.errors import ConfigError, MetricSetupError
 from harness.scoring import score_log
+from harness.scoring.options import ScoringOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "runs" / "udhr-dev-waitk3"
@@ -100,12 +101,12 @@ def test_one_batch_is_the_readme_call_itself_and_the_cache_never_recomputes(tmp_
     recs = _records(a / "instances.log")
     readme = _readme_scores(bleurt_checkpoint, [r["reference"] for r in recs], [r["prediction"] for r in recs], 64)
     settings = ModelMetric("BLEURT", bleurt_checkpoint, batch_size=64, precision="fp32")
-    scores, rows = score_log(a, metrics=["BLEURT"], model_metrics={"BLEURT": settings})
+    scores, rows = score_log(a, ScoringOptions(metrics=["BLEURT"], model_metrics={"BLEURT": settings}))
     assert [row["BLEURT"] for row in rows] == readme
     scorer = scorer_for(settings, "test")
     computed = scorer.computed
     assert computed == 40
-    again, _ = score_log(a, metrics=["BLEURT"], model_metrics={"BLEURT": settings})
+    again, _ = score_log(a, ScoringOptions(metrics=["BLEURT"], model_metrics={"BLEURT": settings}))
     assert scorer.computed == computed and again["BLEURT"]["score"] == scores["BLEURT"]["score"]  # cached
     assert (tmp_path / "cache" / "bleurt" / "scores.sqlite3").is_file()
 
@@ -216,7 +217,8 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch) -> None:
 def test_evaluate_scoring_and_significance_keep_bleurt(tmp_path: Path, bleurt_checkpoint, monkeypatch) -> None:
     """The results stage of `harness evaluate` (score_run with the task's `metrics:` block, then score_results):
     BLEURT per instance beside the latency metrics, and paired significance on it."""
-    from harness.batch.results import model_metric_options, score_run
+    from harness.batch.results import score_run
+    from harness.scoring.options import track_scoring_options
     from harness.scoring.results import score_results
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
@@ -235,7 +237,7 @@ def test_evaluate_scoring_and_significance_keep_bleurt(tmp_path: Path, bleurt_ch
         target = results / sub / "dev"
         target.mkdir(parents=True)
         shutil.copy(run / "instances.log", target / "instances.log")
-        scores = score_run(target, track, False, **model_metric_options(config, track, track.dataset("dev")))
+        scores = score_run(target, track_scoring_options(track, config=config, dataset=track.dataset("dev")), False)
         assert scores is not None and "BLEURT" in scores
         runs.append({"submission": sub, "track": "tx", "dataset": "dev", "status": "ok", "scores": scores})
     score_results(config, results, runs)

@@ -22,6 +22,7 @@ from harness.cli import main
 from harness.config import ModelMetric, load_config
 from harness.errors import ConfigError, HarnessError, MetricSetupError
 from harness.scoring import score_log
+from harness.scoring.options import ScoringOptions
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3"
 
@@ -59,8 +60,8 @@ def _comet_score(tmp_path: Path, ckpt: Path, runs: list[Path]) -> dict[str, list
     return {run.name: [row["COMET"] for row in data[h.name]] for run, h in zip(runs, hyps, strict=True)}
 
 
-def _score(run: Path, ckpt: Path, name: str = "COMET", **kw) -> tuple[dict, list[dict]]:
-    return score_log(run, metrics=[name, "BLEU"], model_metrics={name: ModelMetric(name, ckpt)}, **kw)
+def _score(run: Path, ckpt: Path, name: str = "COMET") -> tuple[dict, list[dict]]:
+    return score_log(run, ScoringOptions(metrics=[name, "BLEU"], model_metrics={name: ModelMetric(name, ckpt)}))
 
 
 @pytest.mark.comet
@@ -183,7 +184,8 @@ def test_source_and_reference_embeddings_are_computed_once_per_dataset(comet_che
 @pytest.mark.slow
 @pytest.mark.comet
 def test_significance_and_instance_scores_keep_comet_without_a_model(tmp_path: Path, comet_checkpoints) -> None:
-    from harness.batch.results import model_metric_options, score_run
+    from harness.batch.results import score_run
+    from harness.scoring.options import track_scoring_options
     from harness.scoring.results import score_results
 
     a, b = _runs(tmp_path / "runs")
@@ -201,7 +203,7 @@ def test_significance_and_instance_scores_keep_comet_without_a_model(tmp_path: P
         target = results / sub / "dev"
         target.mkdir(parents=True)
         shutil.copy(run / "instances.log", target / "instances.log")
-        scores = score_run(target, track, False, **model_metric_options(config, track, track.dataset("dev")))
+        scores = score_run(target, track_scoring_options(track, config=config, dataset=track.dataset("dev")), False)
         assert scores is not None and "COMET" in scores
         runs.append({"submission": sub, "track": "tx", "dataset": "dev", "status": "ok", "scores": scores})
     score_results(config, results, runs)
@@ -265,12 +267,13 @@ def test_a_file_that_is_not_a_checkpoint_and_an_absent_gpu_give_one_line(tmp_pat
     run = tmp_path / "run"
     shutil.copytree(EXAMPLE, run)
     with pytest.raises(MetricSetupError, match=r"^--comet-model: .*model.ckpt is not a loadable COMET checkpoint: "):
-        score_log(run, metrics=["COMET"], model_metrics={"COMET": ModelMetric("COMET", bad, where="--comet-model")})
+        score_log(run, ScoringOptions(metrics=["COMET"],
+                                      model_metrics={"COMET": ModelMetric("COMET", bad, where="--comet-model")}))
     if not torch.cuda.is_available():
         gpu = ModelMetric("COMET", comet_checkpoints["regression"], gpus=1, where="task.yaml: metrics.COMET")
         with pytest.raises(MetricSetupError, match=r"^task.yaml: metrics.COMET: gpus: 1 asks for a GPU but torch "
                                                    r"sees none \(CUDA unavailable\); use gpus: 0 for the CPU$"):
-            score_log(run, metrics=["COMET"], model_metrics={"COMET": gpu})
+            score_log(run, ScoringOptions(metrics=["COMET"], model_metrics={"COMET": gpu}))
 
 
 def test_out_of_memory_suggests_a_batch_size_and_a_missing_extra_names_it(monkeypatch) -> None:

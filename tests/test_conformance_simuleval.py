@@ -18,6 +18,7 @@ import random
 import pytest
 
 from harness.scoring import instance_metrics, score_records
+from harness.scoring.options import ScoringOptions
 
 ls = pytest.importorskip("simuleval.evaluator.scorers.latency_scorer")
 inst = pytest.importorskip("simuleval.evaluator.instance")
@@ -102,7 +103,7 @@ def _memory_instances(records: list[dict], speech: bool) -> dict:
 
 
 def _check(records: list[dict], unit: str, speech: bool) -> None:
-    ours = score_records(records, latency_unit=unit, bootstrap=1, metrics=[*SHARED, "ATD"])
+    ours = score_records(records, ScoringOptions(bootstrap=1, metrics=[*SHARED, "ATD"]), latency_unit=unit)
     logs = _log_instances(records, unit)
     variants = (False, True) if speech else (False,)  # text: no _CA metrics (words plus ms have no unit)
     if not speech:
@@ -150,6 +151,6 @@ def test_atd_same_from_memory_and_reloaded_log(tmp_path) -> None:
     (tmp_path / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in records))
     memory = ls.ATDScorer()(_memory_instances(records, speech=False))
     reloaded_simuleval = ls.ATDScorer()(_log_instances(records, "word"))
-    ours = score_path(tmp_path, bootstrap=1, metrics=["ATD"])["ATD"]["score"]
+    ours = score_path(tmp_path, ScoringOptions(bootstrap=1, metrics=["ATD"]))["ATD"]["score"]
     assert ours == pytest.approx(memory, abs=1e-9)
     assert abs(reloaded_simuleval - memory) > 1e-6  # the SimulEval bug this test guards against is real

@@ -144,6 +144,22 @@ def test_a_duplicate_rating_is_refused_even_across_imports(results, tmp_path, ca
     assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(tmp_path / "t.csv")]) == 2
 
 
+def test_a_broken_ratings_file_is_one_line_naming_its_line(results, tmp_path, capsys) -> None:
+    assert main(["human", "sample", str(results), "--per-system", "2", "--output", str(tmp_path / "s.csv")]) == 0
+    first = tmp_path / "a.csv"
+    first.write_text("rater,item,score\nann,i00001,4\n", encoding="utf-8")
+    assert main(["human", "import", str(results), str(first)]) == 0
+    ratings = results / "human" / "ratings.jsonl"
+    with ratings.open("a", encoding="utf-8") as f:
+        f.write('{"rater": "bob", "item"\n')
+    capsys.readouterr()
+    again = tmp_path / "b.csv"
+    again.write_text("rater,item,score\nbob,i00002,2\n", encoding="utf-8")
+    assert main(["human", "import", str(results), str(again)]) == 2
+    err = capsys.readouterr().err
+    assert f"{ratings}: line 2: ratings is not valid JSON" in err and err.count("\n") == 1
+
+
 def test_primary_only_samples_only_primary_submissions(results: Path, tmp_path: Path, capsys) -> None:
     """`kind` as summary.json carries it from submission.yaml (primary by default): contrastive runs stay out."""
     path = results / "summary.json"

@@ -1,4 +1,4 @@
-"""harness.jsonio: the one JSON reader/writer, and its atomic write."""
+"""harness.jsonio: the one JSON reader/writer, its atomic write, and the one JSON-lines reader."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.jsonio import atomic_path, read_json, read_json_or_none, write_json, write_text_atomic
+from harness.jsonio import (
+    atomic_path,
+    iter_jsonl,
+    read_json,
+    read_json_or_none,
+    read_jsonl,
+    write_json,
+    write_text_atomic,
+)
 
 
 def test_write_json_keeps_json_dumps_bytes(tmp_path: Path) -> None:
@@ -68,3 +76,25 @@ def test_a_long_form_talk_is_assembled_through_the_atomic_writer(tmp_path: Path)
     assert rate == SAMPLE_RATE and [round(d, 1) for _, d in spans] == [0.1, 0.2]
     assert int((samples == 2).sum()) == SAMPLE_RATE * 2 // 10
     assert [p.name for p in out.parent.iterdir()] == ["talk.wav"]  # no temporary left
+
+
+def test_read_jsonl_reads_objects_and_names_the_real_line_of_a_bad_one(tmp_path: Path) -> None:
+    good = tmp_path / "a.jsonl"
+    good.write_text('{"a": 1}\n\n  \n{"b": "\u2028é"}\n', encoding="utf-8")  # U+2028 inside a string is JSON
+    assert read_jsonl(good, "rows") == [{"a": 1}, {"b": "\u2028é"}]
+    assert [n for n, _ in iter_jsonl(good)] == [1, 4]  # blank lines count
+    for text, words in (('{"a": 1}\n\n{"a": \n', "line 3: rows is not valid JSON: Expecting value"),
+                        ('{"a": 1}\n[1, 2]\n', "line 2: rows is not a JSON object"),
+                        (b"{\"a\": \"\xff\"}\n", "cannot read rows: 'utf-8' codec can't decode")):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+        with pytest.raises(HarnessError) as info:
+            read_jsonl(bad, "rows")
+        assert str(info.value).startswith(f"{bad}: {words}") and "\n" not in str(info.value)
+
+
+def test_read_jsonl_of_a_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "none.jsonl"
+    assert read_jsonl(missing, "rows", missing_ok=True) == []
+    with pytest.raises(HarnessError, match=r"none.jsonl: rows not found$"):
+        read_jsonl(missing, "rows")

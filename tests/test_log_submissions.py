@@ -301,7 +301,7 @@ def summary_score(summary: dict, submission: str, key: str) -> float:
 
 @pytest.mark.parametrize("text, problem", [
     ("", "names no recording"),
-    ("hello\n", "line 1: not JSON (Expecting value)"),
+    ("hello\n", "line 1: log is not valid JSON: Expecting value"),
     ('{"id": 0, "metadata": {"wav_name": "udhr-talk.wav"}}\n{"id": 0, "computation_time": 0.1, '
      '"generated_tokens": ["a"], "deleted_tokens": []}\n', "a line lacks the field 'total_audio_processed'"),
     ('{"id": 0, "metadata": {"wav_name": "udhr-talk.wav"}}\n{"id": 0, "total_audio_processed": "x", '

@@ -20,6 +20,7 @@ from harness.metrics.resegment import resegment
 from harness.metrics.softsegmenter import align_stream
 from harness.recordings import RefSentence
 from harness.scoring.corpus import score_path
+from harness.scoring.options import ScoringOptions
 from tests.longform_support import Talk, make_talk, udhr_talks, write_peer_inputs
 
 OMNI_KEYS = {"LongYAAL": "long_yaal", "LongAL": "long_al", "LongLAAL": "long_laal", "LongAP": "long_ap",
@@ -167,7 +168,7 @@ def test_shortform_degeneracy_equals_omnisteval(run):
     log = root / run / "instances.log"
     instances = omni_io.load_shortform_instances(str(log), None, "delays", "elapsed")
     peer, _, _ = omni_scoring.evaluate_instances(instances, is_longform=False, compute_quality=False)
-    ours = score_path(log, bootstrap=1)
+    ours = score_path(log, ScoringOptions(bootstrap=1))
     for name, key in (("SWF", "swf"), ("EFSW", "efsw"), ("DSPTV", "dsptv"), ("DegeneratePolicy", "degenerate_policy"),
                       ("YAAL", "yaal")):
         assert _close(ours[name]["score"], peer[key]), (name, ours[name]["score"], peer[key])
@@ -186,7 +187,7 @@ def test_a_degenerate_policy_is_flagged_like_omnisteval(tmp_path):
     log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     instances = omni_io.load_shortform_instances(str(log), None, "delays", "elapsed")
     peer, _, _ = omni_scoring.evaluate_instances(instances, is_longform=False, compute_quality=False)
-    ours = score_path(log, bootstrap=1)
+    ours = score_path(log, ScoringOptions(bootstrap=1))
     assert peer["degenerate_policy"] == 1.0
     assert ours["DegeneratePolicy"]["score"] == 1.0
     assert _close(ours["DSPTV"]["score"], peer["dsptv"])

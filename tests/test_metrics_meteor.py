@@ -15,6 +15,7 @@ from harness.cli import main
 from harness.errors import HarnessError
 from harness.metrics import meteor
 from harness.scoring import score_path
+from harness.scoring.options import ScoringOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
@@ -26,7 +27,7 @@ def _records() -> list[dict]:
 
 def test_corpus_meteor_is_the_mean_of_nltk_sentence_scores_on_the_same_tokens() -> None:
     recs = _records()
-    scores = score_path(RUN, metrics=["METEOR"], target_lang="es", bootstrap=200)
+    scores = score_path(RUN, ScoringOptions(metrics=["METEOR"], target_lang="es", bootstrap=200))
     tokens = meteor._tokens
     hyps = tokens([r["prediction"] for r in recs])
     refs = tokens([r["reference"] for r in recs])
@@ -51,12 +52,13 @@ def test_english_targets_match_stems_and_wordnet_synonyms() -> None:
 
 
 def test_meteor_is_optional_and_a_track_can_ask_for_it(tmp_path: Path, capsys) -> None:
-    assert "METEOR" not in score_path(RUN, bootstrap=1)
+    assert "METEOR" not in score_path(RUN, ScoringOptions(bootstrap=1))
     assert main(["score", str(RUN), "--metrics", "BLEU", "METEOR", "--target-lang", "es", "--format", "json",
                  "--no-write", "--bootstrap", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(k for k in out if k not in ("counts", "info")) == {"BLEU", "METEOR"}
-    assert score_path(RUN, also=["METEOR"], target_lang="es", bootstrap=1)["METEOR"]["score"] == out["METEOR"]["score"]
+    also = ScoringOptions(also=["METEOR"], target_lang="es", bootstrap=1)
+    assert score_path(RUN, also)["METEOR"]["score"] == out["METEOR"]["score"]
 
 
 def test_without_wordnet_english_meteor_fails_in_one_line(tmp_path: Path, monkeypatch) -> None:

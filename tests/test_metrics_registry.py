@@ -12,6 +12,7 @@ from harness.config import load_config
 from harness.errors import ConfigError
 from harness.metrics import latency as lat
 from harness.scoring import score_records
+from harness.scoring.options import ScoringOptions
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,7 +53,7 @@ def test_config_accepts_exactly_the_registered_names(tmp_path: Path) -> None:
 def test_scores_json_records_say_what_they_are() -> None:
     recs = [_rec(0, references={"orig": "la casa verde", "mono": "la casa"}, elapsed=[1.5, 2.5, 3.5],
                  revisions=[{"delay": 1, "text": "la"}, {"delay": 3, "text": "la casa verde"}])]
-    scores = score_records(recs, latency_unit="char", bootstrap=1)
+    scores = score_records(recs, ScoringOptions(bootstrap=1), latency_unit="char")
     for key, rec in scores.items():
         if key in ("counts", "info"):
             continue

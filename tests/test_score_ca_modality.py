@@ -8,6 +8,7 @@ from pathlib import Path
 from harness import metric_registry as reg
 from harness.scoring import instance_metrics, score_records
 from harness.scoring.corpus import corpus_instance_metrics
+from harness.scoring.options import ScoringOptions
 from leaderboard.model import load_results
 
 LATENCY = ["AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL"]
@@ -28,7 +29,7 @@ def _speech(i: int) -> dict:
 
 def test_text_runs_get_no_computation_aware_metrics() -> None:
     recs = [_text(0), _text(1)]
-    scores = score_records(recs, latency_unit="word", bootstrap=10)
+    scores = score_records(recs, ScoringOptions(bootstrap=10), latency_unit="word")
     assert [k for k in scores if k.endswith("_CA")] == []
     assert all(scores[n]["unit"] == "word" for n in LATENCY if n != "AP")
     assert not [k for k in instance_metrics(recs[0], "word") if k.endswith("_CA")]
@@ -37,7 +38,7 @@ def test_text_runs_get_no_computation_aware_metrics() -> None:
 
 
 def test_speech_runs_keep_computation_aware_metrics_in_ms() -> None:
-    scores = score_records([_speech(0), _speech(1)], latency_unit="ms", bootstrap=10)
+    scores = score_records([_speech(0), _speech(1)], ScoringOptions(bootstrap=10), latency_unit="ms")
     for name in LATENCY:
         assert scores[f"{name}_CA"]["score"] is not None, name
     assert scores["AL_CA"]["unit"] == "ms" and scores["AP_CA"]["unit"] == "proportion"

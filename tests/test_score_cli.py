@@ -12,6 +12,7 @@ import pytest
 
 from harness.cli import main
 from harness.scoring import score_path, score_records
+from harness.scoring.options import ScoringOptions
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3"
 LATENCY = ["AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL"]
@@ -81,7 +82,7 @@ def test_format_json_keys(tmp_path, capsys) -> None:
 
 def test_all_empty_corpus_gives_clear_result() -> None:
     recs = [_rec(i, prediction="", delays=[], elapsed=[], prediction_length=0) for i in range(3)]
-    scores = score_records(recs, latency_unit="word", bootstrap=50)
+    scores = score_records(recs, ScoringOptions(bootstrap=50), latency_unit="word")
     assert scores["BLEU"]["score"] == 0.0
     assert scores["AL"]["score"] is None and "no instance" in scores["AL"]["note"]
     assert scores["counts"]["empty_instances"] == 3
@@ -90,7 +91,8 @@ def test_all_empty_corpus_gives_clear_result() -> None:
 def test_retranslation_log_has_ne() -> None:
     revs = [{"delay": 1, "elapsed": 1.2, "text": "una"}, {"delay": 2, "elapsed": 2.2, "text": "la casa"},
             {"delay": 3, "elapsed": 3.3, "text": "la casa verde"}]
-    scores = score_records([_rec(0, revisions=revs, prediction="la casa verde")], latency_unit="word", bootstrap=1)
+    scores = score_records([_rec(0, revisions=revs, prediction="la casa verde")], ScoringOptions(bootstrap=1),
+                           latency_unit="word")
     ne = {k: scores["NE"][k] for k in ("score", "unit", "instances", "direction")}
     assert ne == {"score": pytest.approx(1 / 3), "unit": "token", "instances": 1, "direction": "lower"}
 
@@ -99,7 +101,7 @@ def test_char_unit_keeps_spaces_for_bleu() -> None:
     text = "我 爱 你 们 的 家"
     rec = _rec(0, prediction=text, reference=text, references=None, delays=[1, 2, 3, 3, 3, 3],
                elapsed=None, prediction_length=6, latency_unit="char")
-    scores = score_records([rec], latency_unit="char", bootstrap=1)
+    scores = score_records([rec], ScoringOptions(bootstrap=1), latency_unit="char")
     assert scores["BLEU"]["score"] == pytest.approx(100.0)  # SimulEval would score "我爱你们的家"
 
 
@@ -136,12 +138,12 @@ def test_missing_file_and_console_script_has_no_traceback(tmp_path) -> None:
 
 def test_score_path_matches_records(tmp_path) -> None:
     log = _write(tmp_path, [json.dumps(_rec(i)) for i in range(3)])
-    assert score_path(log, bootstrap=1)["LAAL"]["score"] == pytest.approx(1.0)
+    assert score_path(log, ScoringOptions(bootstrap=1))["LAAL"]["score"] == pytest.approx(1.0)
 
 
 def test_partial_runs_can_drop_a_half_written_last_line(tmp_path) -> None:
     log = _write(tmp_path, [json.dumps(_rec(0)), json.dumps(_rec(1))[:-7]], "")
-    scores = score_path(log, bootstrap=1, allow_torn=True)
+    scores = score_path(log, ScoringOptions(bootstrap=1), allow_torn=True)
     assert scores["counts"]["instances"] == 1
 
 
@@ -167,12 +169,12 @@ def test_all_zero_elapsed_in_a_harness_log_is_a_value() -> None:
     speech = {"source": ["a.wav"], "latency_unit": "ms"}  # computation-aware metrics are speech-only
     honest = _rec(0, elapsed=[3.0, 4.0, 5.0], delays=[3, 3, 3], **speech)
     cheat = _rec(1, elapsed=[0, 0, 0], delays=[0, 0, 0], **speech)
-    scores = score_records([honest, cheat], latency_unit="ms", bootstrap=1)
-    alone = score_records([honest], latency_unit="ms", bootstrap=1)
+    scores = score_records([honest, cheat], ScoringOptions(bootstrap=1), latency_unit="ms")
+    alone = score_records([honest], ScoringOptions(bootstrap=1), latency_unit="ms")
     assert scores["counts"]["instances"] == 2
     assert scores["StartOffset_CA"]["score"] == pytest.approx((3.0 + 0.0) / 2)  # both instances count
     assert alone["StartOffset_CA"]["score"] == pytest.approx(3.0)
     # a SimulEval log (no `status`, no `latency_unit`) writes zeros for "not measured": no _CA metrics
     simuleval = [{k: v for k, v in _rec(i, elapsed=[0, 0, 0], **speech).items() if k not in ("status", "latency_unit")}
                  for i in range(2)]
-    assert "AL_CA" not in score_records(simuleval, latency_unit="ms", bootstrap=1)
+    assert "AL_CA" not in score_records(simuleval, ScoringOptions(bootstrap=1), latency_unit="ms")

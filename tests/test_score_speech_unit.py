@@ -8,6 +8,7 @@ import pytest
 
 from harness.metrics import latency as lat
 from harness.scoring import score_path, score_records
+from harness.scoring.options import ScoringOptions
 
 
 def _speech_rec(i: int) -> dict:
@@ -28,7 +29,7 @@ def _speech_rec(i: int) -> dict:
 def test_server_style_call_labels_ms(target_unit) -> None:
     """harness.server.app passes the track's target unit (word/char) with speech=True."""
     recs = [_speech_rec(i) for i in range(3)]
-    scores = score_records(recs, latency_unit=target_unit, speech=True, bootstrap=1)
+    scores = score_records(recs, ScoringOptions(bootstrap=1), latency_unit=target_unit, speech=True)
     for name in ["AL", "LAAL", "DAL", "ATD", "StartOffset", "EndOffset", "YAAL", "AL_CA", "ATD_CA"]:
         assert scores[name]["unit"] == "ms", name
     assert scores["AP"]["unit"] == "proportion" and scores["AP_CA"]["unit"] == "proportion"
@@ -41,7 +42,7 @@ def test_server_style_call_labels_ms(target_unit) -> None:
 def test_speech_log_scored_from_disk_is_in_ms(tmp_path) -> None:
     log = tmp_path / "instances.log"
     log.write_text("".join(json.dumps(_speech_rec(i)) + "\n" for i in range(4)), encoding="utf-8")
-    scores = score_path(log, bootstrap=1)
+    scores = score_path(log, ScoringOptions(bootstrap=1))
     assert scores["AL"]["unit"] == "ms" and scores["StartOffset"]["score"] == 900.0
     assert scores["info"]["latency_unit"] == "ms" and scores["info"]["target_unit"] == "word"
 
@@ -49,5 +50,5 @@ def test_speech_log_scored_from_disk_is_in_ms(tmp_path) -> None:
 def test_text_log_keeps_its_token_unit() -> None:
     rec = {**_speech_rec(0), "source": "a b c", "delays": [1, 2, 3], "source_length": 3, "elapsed": [],
            "latency_unit": "char"}
-    scores = score_records([rec], latency_unit="char", speech=False, bootstrap=1)
+    scores = score_records([rec], ScoringOptions(bootstrap=1), latency_unit="char", speech=False)
     assert scores["AL"]["unit"] == "char" and scores["info"]["latency_unit"] == "char"

@@ -21,6 +21,7 @@ import websocket
 from harness import layout
 from harness.runlog import read_records
 from harness.scoring import score_records
+from harness.scoring.options import ScoringOptions
 from tests.text_task import make_text_task
 
 SOURCES = ["the cat sat on the mat", "hello world", "one two three four five"]
@@ -163,7 +164,7 @@ def test_zero_elapsed_is_a_value_not_missing_timing() -> None:
     rec = {"index": 0, "prediction": "hola mundo", "delays": [1, 2], "elapsed": [0.0, 0.0], "source_length": 2,
            "references": {"orig": "hola mundo"}, "status": "ok", "timing": {"wall_s": 0.0, "server_s": 0.0},
            "source": ["a.wav"]}  # speech: computation-aware metrics are speech-only
-    scores = score_records([rec], latency_unit="ms", bootstrap=0)
+    scores = score_records([rec], ScoringOptions(bootstrap=0), latency_unit="ms")
     assert scores["AL_CA"]["score"] is not None and scores["AL_CA"]["score"] <= scores["AL"]["score"]
 
 

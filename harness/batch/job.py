@@ -21,7 +21,7 @@ from harness import layout
 from harness.batch import manifest, resume
 from harness.batch.options import EvaluateOptions, backend_name, build_engine_of, registry_of
 from harness.batch.progress import Progress
-from harness.batch.results import configured_baseline, model_metric_options, score_run
+from harness.batch.results import configured_baseline, score_run
 from harness.config import Dataset, TaskConfig, Track
 from harness.errors import HarnessError, MetricSetupError, SubmissionError
 from harness.intake.discover import SubmissionRef
@@ -34,6 +34,7 @@ from harness.runlog import read_statuses
 if TYPE_CHECKING:
     from harness.images.base import ImageInfo
     from harness.intake.submission import Submission
+    from harness.scoring.options import ScoringOptions
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
          "models", "hardware", "prepare", "fetch")
@@ -85,13 +86,13 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
     }
 
 
-def scored(run: layout.RunDir, track: Track, outcome: failures.Outcome, **options: Any
+def scored(run: layout.RunDir, options: ScoringOptions, outcome: failures.Outcome
            ) -> tuple[failures.Outcome, dict[str, Any] | None]:
     """Score what the run logged; a clean run whose log cannot be scored is a protocol violation. A metric that
     cannot be computed here (MetricSetupError: no comet extra, checkpoint or GPU) is the organizer's to fix and
     stops the batch."""
     try:
-        return outcome, score_run(run.path, track, outcome.partial or outcome.status != failures.OK, **options)
+        return outcome, score_run(run.path, options, outcome.partial or outcome.status != failures.OK)
     except MetricSetupError:
         raise
     except HarnessError as exc:
@@ -218,7 +219,7 @@ class SubmissionJob:
             return self._not_run(run, ds.name, key, entry, volume)
         result, attempts = self._execute(sub, track, ds, info, run, expected, volume)
         t_score = time.monotonic()
-        outcome, scores = scored(run, track, result.outcome, **model_metric_options(self.opts.config, track, ds))
+        outcome, scores = scored(run, self._scoring_options(track, ds), result.outcome)
         result.timings["score_s"] = time.monotonic() - t_score
         result.timings["total_s"] = result.timings.get("total_s", 0.0) + result.timings["score_s"]
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
@@ -314,8 +315,7 @@ class SubmissionJob:
             outcome, scores, records = failures.Outcome(failures.INVALID_SUBMISSION, str(exc)), None, []
         else:
             write_records(run.path, records)
-            outcome, scores = scored(run, track, failures.Outcome(failures.OK),
-                                     **model_metric_options(self.opts.config, track, ds))
+            outcome, scores = scored(run, self._scoring_options(track, ds), failures.Outcome(failures.OK))
         entry.update(status=outcome.status, reason=outcome.reason, partial=outcome.partial,
                      instances={"done": len(records), "expected": len(records)},
                      timings={"score_s": round(time.monotonic() - t0, 3)})
@@ -323,6 +323,13 @@ class SubmissionJob:
         self.progress.update(self.sub_id, dataset=ds.name, state=outcome.status, note=outcome.reason,
                              done=len(records), total=len(records))
         return record(self.sub_id, self.meta, ds.name, outcome, scores, self.opts.config)
+
+    def _scoring_options(self, track: Track, ds: Dataset) -> ScoringOptions:
+        """The options a run of `track` on `ds` is scored with: the track's, the task's neural metrics and the
+        dataset's source transcript."""
+        from harness.scoring.options import track_scoring_options
+
+        return track_scoring_options(track, config=self.opts.config, dataset=ds)
 
     def _server_image_id(self) -> str:
         """The engine's id of the server image (part of the resume key: the server's code can change a result)."""

@@ -12,7 +12,6 @@ evaluate` marks the run `invalid_submission` with the first (and how many more).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from harness.config import Dataset, Track
 from harness.errors import HarnessError
 from harness.interop import is_simulstream_log
+from harness.jsonio import iter_jsonl
 from harness.units import split_units
 
 __all__ = ["LogProblems", "log_problems", "same_source"]
@@ -95,19 +95,10 @@ def _names(lines: list[tuple[int, dict[str, Any]]], wanted: Sequence[str], simul
 
 def _json_lines(log: Path) -> list[tuple[int, dict[str, Any]]] | None:
     """(line number, object) of every non-blank line; None when a line is no JSON object (its reader says so)."""
-    out = []
     try:
-        with open(log, encoding="utf-8") as f:
-            for n, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                obj = json.loads(text)
-                if not isinstance(obj, dict):
-                    return None
-                out.append((n, obj))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return list(iter_jsonl(log))
+    except HarnessError:
         return None
-    return out
 
 
 def _recording_lengths(ds: Dataset) -> dict[str, float]:

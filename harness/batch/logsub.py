@@ -78,10 +78,8 @@ def _longform(log: Path, track: Track, ds: Dataset, config: Path | None, tokeniz
         raise LogProblems(problems)
     if sorted({Path(n).stem for n in given}) != sorted({Path(n).stem for n in wanted}):
         raise HarnessError(other)
-    records = attach_segmentation(records, ds.segmentation, ds.references, ds.transcripts, track.resegmentation)
-    for rec in records:
-        rec["longform"]["target_lang"] = track.target_lang
-    return records
+    return attach_segmentation(records, ds.segmentation, ds.references, ds.transcripts, track.resegmentation,
+                               target_lang=track.target_lang)
 
 
 def _shortform(log: Path, track: Track, ds: Dataset) -> list[dict[str, Any]]:

@@ -6,39 +6,26 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__, layout
-from harness.config import Dataset, TaskConfig, Track
+from harness.config import TaskConfig
 from harness.jsonio import read_json_or_none, write_json
-from harness.metric_registry import MODEL_METRICS
 from harness.runlog import read_statuses
 
-
-def model_metric_options(config: TaskConfig | None, track: Track, dataset: Dataset | None) -> dict[str, Any]:
-    """`score_log` keywords for the track's neural metrics: their settings from the config's `metrics:` block and,
-    for a speech dataset with a `source_text`, the source transcript (empty when the track lists none)."""
-    names = [n for n in (*track.quality, track.primary_quality) if n in MODEL_METRICS]
-    if config is None or not names:
-        return {}
-    options: dict[str, Any] = {"model_metrics": {n: config.metrics[n] for n in names if n in config.metrics}}
-    if dataset is not None and dataset.source_text is not None:
-        options["source_texts"] = dataset.source_text.read_text(encoding="utf-8").splitlines()
-    return options
+if TYPE_CHECKING:
+    from harness.scoring.options import ScoringOptions
 
 
-def score_run(run_dir: Path, track: Track, partial: bool, **options: Any) -> dict[str, Any] | None:
-    """Score what the run logged (None when nothing was logged); writes scores.json and instance_scores.jsonl.
-
-    `options` (`model_metric_options`) add the neural metrics."""
+def score_run(run_dir: Path, options: ScoringOptions, partial: bool) -> dict[str, Any] | None:
+    """Score what the run logged with `options` (`track_scoring_options` of its track, with the task's neural
+    metrics); None when nothing was logged; writes scores.json and instance_scores.jsonl."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
     log = layout.RunDir(run_dir).instances_log
     if not read_statuses(log):
         return None
-    from harness.scoring.options import track_scoring_options
-
-    scores, rows = score_log(log, track_scoring_options(track), **options)
+    scores, rows = score_log(log, options)
     write_instance_scores(log.parent, rows)
     if isinstance(scores.get("info"), dict):
         scores["info"]["partial"] = partial

@@ -165,12 +165,13 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
                    progress: Progress | None = None) -> Report:
     """`--no-docker`: the same `execute_run` on the local backend (server and submission as local processes);
     `progress` shows its instance counter (default: nothing)."""
-    from harness.batch.results import model_metric_options, score_run
+    from harness.batch.results import score_run
     from harness.intake.image_command import local_command
     from harness.intake.submission import load_submission
     from harness.run.execute import execute_run
     from harness.run.local_backend import LocalBackend
     from harness.run.spec import RunSpec
+    from harness.scoring.options import track_scoring_options
 
     try:
         sub = load_submission(folder)
@@ -200,8 +201,8 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
                      total=result.instances_expected)
     finally:
         shown.close()
-    scores = score_run(run_dir, track, outcome.partial or outcome.status != failures.OK,
-                       **model_metric_options(config, track, track.dataset(dataset))) or {}
+    options = track_scoring_options(track, config=config, dataset=track.dataset(dataset))
+    scores = score_run(run_dir, options, outcome.partial or outcome.status != failures.OK) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
                   (result.instances_done, result.instances_expected), scores, run_dir, track=track.name,
                   client_log_tail=result.client_log_tail, prepare_s=result.timings.get("prepare_s"))

@@ -104,7 +104,7 @@ def _regime_line(records: list[dict[str, Any]], track: Any, name: str) -> str:
     from harness.scoring import score_records
     from harness.scoring.options import track_scoring_options
 
-    options = track_scoring_options(track).but(metrics=(track.primary_latency,), bootstrap=0)
+    options = track_scoring_options(track, metrics=(track.primary_latency,), bootstrap=0)
     unit = "ms" if track.is_speech and not track.is_longform else track.latency_unit  # the records' delay unit
     record = score_records(records, options, latency_unit=unit, speech=track.is_speech).get(track.primary_latency) or {}
     latency = record.get("score")

@@ -277,6 +277,7 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     gives the tokenizer where `--tokenizer` is not given."""
     from harness.profiles import get_profile
 
+    source_texts = _source_text(args.source_text)
     profile = get_profile(args.profile)
     tokenizer = args.tokenizer or profile.tokenizer_for(_language(args.target_lang))
     return ScoringOptions(tokenizer=tokenizer, bootstrap=args.bootstrap, seed=args.seed, profile=profile.name,
@@ -284,7 +285,8 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
                           metrics=tuple(args.metrics) if args.metrics is not None else None,
                           target_lang=args.target_lang, longform_end=args.longform_end or "reference",
                           target_unit=args.latency_unit if args.latency_unit in ("word", "char") else None,
-                          model_metrics=model_metrics(args))
+                          resegmentation=getattr(args, "resegmentation", None), model_metrics=model_metrics(args),
+                          source_texts=source_texts)
 
 
 def _language(tag: str | None) -> str | None:
@@ -311,14 +313,14 @@ def warnings(scores: dict[str, Any]) -> list[str]:
     return out
 
 
-def _source_text(path: str | None) -> list[str] | None:
+def _source_text(path: str | None) -> tuple[str, ...] | None:
     from harness.errors import HarnessError
 
     if path is None:
         return None
     try:
         with open(path, encoding="utf-8") as fh:
-            return fh.read().splitlines()
+            return tuple(fh.read().splitlines())
     except OSError as exc:
         raise HarnessError(f"--source-text: cannot read {path}: {exc.strerror}") from None
 
@@ -389,7 +391,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.path:
         raise HarnessError("name a run folder or an instances.log to score (RUN_DIR_OR_LOG)")
     check_foreign_flags(args)
-    sources = _source_text(args.source_text)
     options = scoring_options(args)
     shared = _logs_per_folder(args.path)
     _check_tools(args, options)
@@ -399,10 +400,9 @@ def run(args: argparse.Namespace) -> int:
         if args.segmentation or args.text_segmentation:
             log, records = foreign_longform_records(path, args)
             scores, rows = score_records_with_instances(records, options, latency_unit=args.latency_unit or "word",
-                                                        source=str(log), source_texts=sources)
+                                                        source=str(log))
         else:
-            scores, rows = score_log(path, options.but(resegmentation=args.resegmentation),
-                                     latency_unit=args.latency_unit, source_texts=sources)
+            scores, rows = score_log(path, options, latency_unit=args.latency_unit)
         for line in warnings(scores):
             print(f"warning: {path}: {line}", file=sys.stderr)
         target = None

@@ -20,7 +20,7 @@ from typing import Any
 from harness.data.speech import SpeechDataset, audio_duration_ms, read_audio_list
 from harness.data.text import read_lines
 from harness.errors import HarnessError
-from harness.recordings import Recording, RefSentence
+from harness.recordings import LongformInfo, Recording, RefSentence, longform_info
 from harness.yamlio import read_yaml
 
 __all__ = ["LongformDataset", "read_segmentation", "match_recording"]
@@ -118,14 +118,12 @@ class LongformDataset(SpeechDataset):
         return cls(list_path=Path(list_file), audio=audio, references=joined, recordings=recordings,
                    segmentation_path=Path(segmentation))
 
-    def longform_info(self, index: int) -> dict[str, Any]:
-        """What instances.log records about recording `index` for scoring: its sentences and their references."""
+    def longform_info(self, index: int, *, resegmentation: str, target_lang: str) -> LongformInfo:
+        """What instances.log records about recording `index` for scoring (its `longform` field): its sentences,
+        their references and transcripts, and the track's resegmentation and target language."""
         rec = self.recordings[index]
-        info: dict[str, Any] = {
-            "recording": rec.name,
-            "segments": [[s.offset_ms, s.duration_ms] for s in rec.sentences],
-            "sentences": {name: [s.references[name] for s in rec.sentences] for name in self.references},
-        }
-        if all(s.source is not None for s in rec.sentences):
-            info["transcripts"] = [s.source for s in rec.sentences]
-        return info
+        return longform_info(rec.name, [[s.offset_ms, s.duration_ms] for s in rec.sentences],
+                             {name: [s.references[name] for s in rec.sentences] for name in self.references},
+                             transcripts=[s.source or "" for s in rec.sentences]
+                             if all(s.source is not None for s in rec.sentences) else None,
+                             resegmentation=resegmentation, target_lang=target_lang)

@@ -27,7 +27,7 @@ from typing import Any
 from harness import layout
 from harness.errors import HarnessError
 from harness.human.agreement import krippendorff_alpha_interval, pearson, spearman
-from harness.jsonio import write_json
+from harness.jsonio import read_jsonl, write_json
 
 __all__ = ["sample_sheet", "import_ratings", "summarize", "SCORES"]
 
@@ -119,10 +119,7 @@ def _read_key(results: Path) -> dict[str, dict[str, Any]]:
 
 
 def _existing(results: Path) -> list[dict[str, Any]]:
-    path = layout.ResultsDir(results).human.ratings
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_jsonl(layout.ResultsDir(results).human.ratings, "ratings", missing_ok=True)
 
 
 def _rating(row: dict[str, Any], where: str, rater: str | None, key: dict[str, Any],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from harness.recordings import LongformInfo
+
 __all__ = ["InstanceRecord", "Revision", "REQUIRED_FIELDS", "LATENCY_UNITS", "DELAY_TOLERANCE"]
 
 #: units a record's delays may be counted in
@@ -42,6 +44,7 @@ class InstanceRecord(_Required, total=False):
     source: str | list[str]
     status: str
     error: str | None
+    longform: LongformInfo  # a whole recording of a long-form run (`harness.recordings.longform_info` builds it)
 
 
 #: the required fields, in the order the validator reports a missing one

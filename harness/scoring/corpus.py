@@ -15,26 +15,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, metric_registry
+from harness import metric_registry
 from harness.errors import HarnessError
 from harness.metric_registry import (
     ALL_LATENCY_METRICS,
     DIAGNOSTIC_METRICS,
     LATENCY_METRICS,
     MODEL_METRICS,
-    OPTIONAL_METRICS,
     QUALITY_METRICS,
 )
 from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
-from harness.metrics.quality import norm_score, resample_counts
-from harness.metrics.stability import corpus_normalized_erasure
+from harness.metrics.quality import norm_score
 from harness.scoring.longform import is_longform_log, score_longform
-from harness.scoring.means import clip_interval, mean_records, value_blocks
-from harness.scoring.neural import model_metric_records
+from harness.scoring.means import mean_records, value_blocks
 from harness.scoring.options import ScoringOptions
-from harness.scoring.quality_step import QualityStep, quality_records, resampled_sums, start_quality
+from harness.scoring.quality_step import start_quality
 from harness.scoring.references import reference_sets_of, references_by_set
+from harness.scoring.steps import (
+    instance_counts,
+    latency_record,
+    ne_record,
+    quality_and_neural,
+    resampled,
+    resamples,
+    run_info,
+    wanted_metrics,
+)
 
 __all__ = [
     "reference_sets_of",
@@ -130,10 +137,12 @@ def corpus_instance_metrics(
     return out
 
 
-def score_records(records: list[dict[str, Any]], options: ScoringOptions | None = None, **kwargs: Any
-                  ) -> dict[str, Any]:
+def score_records(records: list[dict[str, Any]], options: ScoringOptions | None = None, *, latency_unit: str,
+                  speech: bool | None = None, source: str | None = None,
+                  baseline: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The scores.json object of a list of validated instance records (see `score_records_with_instances`)."""
-    return score_records_with_instances(records, options, **kwargs)[0]
+    return score_records_with_instances(records, options, latency_unit=latency_unit, speech=speech, source=source,
+                                        baseline=baseline)[0]
 
 
 def score_records_with_instances(
@@ -144,59 +153,46 @@ def score_records_with_instances(
     speech: bool | None = None,
     source: str | None = None,
     baseline: tuple[str, dict[str, Any]] | None = None,
-    source_texts: Sequence[str] | None = None,
-    **changes: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, instance_scores rows) of a list of validated instance records (see module docstring).
 
     The one scoring path: it decides once whether the records are short-form instances or long-form recordings
     (scored on their resegmented sentences, `harness.scoring.longform`); both call the same quality, latency and
-    neural steps. `options` says how (`changes`: single options over it, each checked by name);
+    neural steps. `options` says how (default: `ScoringOptions()`);
     `options.metrics` restricts the output to these base names (e.g. `["BLEU", "AL"]`); default: every string,
     latency and diagnostic metric but the optional ones, plus the neural ones (COMET, XCOMET) that
-    `options.model_metrics` configures (`source_texts`: the source transcript by index, for speech runs).
+    `options.model_metrics` configures (`options.source_texts`: the source transcript by index, for speech runs).
     Optional metrics (METEOR, AA, CW) are computed when `metrics` or `also` (a track's own list) names them;
     `target_lang` picks METEOR's modules. The rows are one per record in index order: `{"index": i, NAME: value or
     None, ...}` for every latency and neural metric scored.
     """
     if not records:
         raise HarnessError("no instances to score")
-    options = (options or ScoringOptions()).but(**changes)
+    options = options or ScoringOptions()
     if is_longform_log(records):
         return score_longform(records, options, latency_unit=latency_unit, source=source)
     records = sorted(records, key=lambda r: r.get("index", 0))
     run = _ShortRun(records, options, latency_unit, _is_speech(records[0], latency_unit) if speech is None else speech)
-    out, rows = run.score(source_texts)
+    out, rows = run.score()
     if baseline is not None:
         add_norm_scores(out, baseline[1], baseline[0])
-    out["counts"] = {
-        "instances": len(records),
-        "empty_instances": sum(1 for r in records if not r.get("delays")),
-        "failed_instances": sum(1 for r in records if r.get("status", "ok") != "ok"),
-    }
+    out["counts"] = instance_counts(records)
     out["info"] = run.info(source)
     return out, rows
 
 
-def _wanted(options: ScoringOptions) -> set[str]:
-    """The metric names a short-form run is scored on (a HarnessError for a name no metric has)."""
-    known = set(QUALITY_METRICS) | set(ALL_LATENCY_METRICS) | set(DIAGNOSTIC_METRICS) | set(MODEL_METRICS)
-    wanted = (set(options.metrics) if options.metrics is not None
-              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(options.also)
-              | set(options.model_metrics))
-    unknown = wanted - known
-    if unknown:
-        raise HarnessError(f"unknown metric(s): {', '.join(sorted(unknown))}")
-    return wanted
+#: every metric a short-form run can be scored on
+SHORT_FORM_METRICS = (*QUALITY_METRICS, *ALL_LATENCY_METRICS, *DIAGNOSTIC_METRICS, *MODEL_METRICS)
 
 
 class _ShortRun:
-    """The scoring of one short-form run: its facts, then quality, latency, neural and diagnostic steps."""
+    """The scoring of one short-form run, its instances as they are: its facts, then the shared quality, latency,
+    neural and NE steps (`harness.scoring.steps`) and the short-form diagnostics (degeneracy, AA)."""
 
     def __init__(self, records: list[dict[str, Any]], options: ScoringOptions, latency_unit: str,
                  speech: bool) -> None:
         self.records, self.options, self.latency_unit, self.speech = records, options, latency_unit, speech
-        self.wanted = _wanted(options)
+        self.wanted = wanted_metrics(options, SHORT_FORM_METRICS)
         # speech delays are milliseconds of source audio whatever the target token unit (word or char) is
         self.target_unit = "char" if latency_unit == "char" else "word"
         self.delay_unit = "ms" if speech else latency_unit
@@ -204,22 +200,20 @@ class _ShortRun:
         self.refs_by_set = references_by_set(records, self.sets)
         self.has_ca = False
 
-    def score(self, source_texts: Sequence[str] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def score(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         import numpy as np
 
         options, records = self.options, self.records
         quality = start_quality([rec["prediction"] for rec in records], self.refs_by_set, self.wanted,
                                 tokenizer=options.tokenizer, target_lang=options.meteor_lang)
-        counts = resample_counts(len(records), options.bootstrap, options.seed) if options.bootstrap > 1 else None
+        counts = resamples(options, len(records))
         per_instance, names = self._latency_values()
         empty = np.full(len(records), np.nan)
         columns = [per_instance.get(name, empty) for name in names]
-        resampled, latency_sums = self._resampled(quality, columns, counts)
-        out = quality_records(quality, counts, resampled, options.seed)
-        neural, neural_values = model_metric_records(
-            [m for m in MODEL_METRICS if m in self.wanted], records, self.refs_by_set, options.model_metrics,
-            source_texts=source_texts, counts=counts, seed=options.seed)
-        out.update(neural)
+        blocks = list(value_blocks(columns)) if columns and counts is not None else []
+        by_key, latency_sums = resampled(quality, counts, blocks)
+        out, neural_values = quality_and_neural(quality, counts, by_key, [m for m in MODEL_METRICS if m in self.wanted],
+                                                records, self.refs_by_set, options, options.source_texts)
         out.update(self._latency_records(names, mean_records(columns, counts, latency_sums)))
         if self.wanted & set(DEGENERACY_METRICS):
             _add_degeneracy(out, records, per_instance, self.target_unit, self.sets[0], self.delay_unit, self.wanted)
@@ -228,10 +222,9 @@ class _ShortRun:
             if aa is not None:
                 per_instance["AA"] = aa
                 names = [*names, "AA"]
-        revised = [r["revisions"] for r in records if r.get("revisions")]  # stability of re-translation systems
-        if revised:
-            ne = corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), self.target_unit)
-            out["NE"] = {"score": ne, "instances": len(revised), **metric_registry.describe_key("NE")}
+        ne = ne_record(records, self.target_unit)  # stability of re-translation systems
+        if ne is not None:
+            out["NE"] = ne
         rows = instance_rows(records, {**per_instance, **neural_values}, names + list(neural_values))
         return out, rows
 
@@ -251,33 +244,14 @@ class _ShortRun:
         ca = [f"{n}_CA" for n in plain if metric_registry.REGISTRY[n].computation_aware] if self.has_ca else []
         return per_instance, plain + ca
 
-    @staticmethod
-    def _resampled(quality: QualityStep, columns: list[Any], counts: Any) -> tuple[dict[Any, Any], Any]:
-        """Every metric's resampled sums in one pass over the resamples: (by quality key, the latency block)."""
-        if counts is None:
-            return {}, None
-        blocks = quality.blocks() + (list(value_blocks(columns)) if columns else [])
-        slices, sums = resampled_sums(counts, blocks)
-        resampled = dict(zip(quality.keys, slices, strict=False))
-        n = len(quality.keys)
-        latency = sums[:, sum(b.shape[1] for b in blocks[:n]):] if columns and sums is not None else None
-        return resampled, latency
-
     def _latency_records(self, names: list[str], means: list[tuple[float | None, list[float] | None]]
                          ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, (score, ci) in zip(names, means, strict=True):
-            entry: dict[str, Any] = {
-                "score": score,
-                "ci95": clip_interval(name, score, ci),
-                "reference_set": self.sets[0],
-                "computation_aware": name.endswith("_CA"),
-                **metric_registry.describe_key(name, self.delay_unit),
-            }
-            if score is None:
-                entry["note"] = "no instance with a non-empty hypothesis" + (
-                    " emitted before the end of the source" if name.removesuffix("_CA") == "YAAL" else "")
-            out[name] = entry
+            out[name] = latency_record(
+                name, score, ci, reference_set=self.sets[0], unit=self.delay_unit,
+                empty="no instance with a non-empty hypothesis" + (
+                    " emitted before the end of the source" if name.removesuffix("_CA") == "YAAL" else ""))
         return out
 
     def info(self, source: str | None) -> dict[str, Any]:
@@ -287,18 +261,9 @@ class _ShortRun:
         return out
 
     def _info(self, source: str | None) -> dict[str, Any]:
-        return {
-            "harness_version": __version__,
-            "latency_unit": self.delay_unit,
-            "target_unit": self.target_unit,
-            "modality": "speech" if self.speech else "text",
-            "source": source,
-            "reference_sets": self.sets,
-            "tokenizer": self.options.tokenizer,
-            "bootstrap": self.options.bootstrap,
-            "seed": self.options.seed,
-            "computation_aware": self.has_ca,
-        }
+        return run_info(self.options, latency_unit=self.delay_unit, target_unit=self.target_unit,
+                        middle={"modality": "speech" if self.speech else "text"}, source=source, sets=self.sets,
+                        computation_aware=self.has_ca)
 
 
 def _add_anticipation(out: dict[str, Any], records: Sequence[dict[str, Any]], counts: Any) -> Any:
@@ -367,9 +332,10 @@ def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], bas
     return scores
 
 
-def score_path(path: str | Path, options: ScoringOptions | None = None, **kwargs: Any) -> dict[str, Any]:
+def score_path(path: str | Path, options: ScoringOptions | None = None, *, latency_unit: str | None = None,
+               allow_torn: bool = False) -> dict[str, Any]:
     """Score a run directory or an instances.log (the harness's or SimulEval 1.1.4's); see `score_log`."""
-    return score_log(path, options, **kwargs)[0]
+    return score_log(path, options, latency_unit=latency_unit, allow_torn=allow_torn)[0]
 
 
 def score_log(
@@ -379,8 +345,6 @@ def score_log(
     latency_unit: str | None = None,
     allow_torn: bool = False,
     baseline: tuple[str, dict[str, Any]] | None = None,
-    source_texts: Sequence[str] | None = None,
-    **changes: Any,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores, instance_scores rows) of a run directory or an instances.log.
 
@@ -390,9 +354,9 @@ def score_log(
     from harness.runlog import read_instances
 
     log = read_instances(path, latency_unit=latency_unit, allow_torn=allow_torn)
-    options = (options or ScoringOptions()).but(**changes)
+    options = options or ScoringOptions()
     if options.target_lang is None:
-        options = options.but(target_lang=recorded_target_lang(log.path, log.records))
+        options = options.with_recorded_language(recorded_target_lang(log.path, log.records))
     return score_records_with_instances(
         log.records,
         options,
@@ -400,7 +364,6 @@ def score_log(
         speech=log.source_type == "speech",
         source=str(log.path),
         baseline=baseline,
-        source_texts=source_texts,
     )
 
 

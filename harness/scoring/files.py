@@ -14,8 +14,8 @@ from harness.scoring.options import ScoringOptions
 __all__ = ["result_files", "write_scores", "write_instance_scores"]
 
 
-def write_scores(path: str | Path, scores: dict[str, Any] | None = None, options: ScoringOptions | None = None,
-                 **kwargs: Any) -> Path:
+def write_scores(path: str | Path, scores: dict[str, Any] | None = None, options: ScoringOptions | None = None
+                 ) -> Path:
     """Write scores.json beside the instances.log at `path` (scoring it with `options` unless `scores` is given);
     its path."""
     from harness.runlog import resolve_log_path
@@ -24,7 +24,7 @@ def write_scores(path: str | Path, scores: dict[str, Any] | None = None, options
     if scores is None:
         from harness.scoring.corpus import score_path
 
-        scores = score_path(log_path, options, **kwargs)
+        scores = score_path(log_path, options)
     return write_json(layout.RunDir(log_path.parent).scores, scores, ensure_ascii=False, mkdir=True)
 
 

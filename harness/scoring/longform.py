@@ -8,7 +8,8 @@ sentence-level quality and latency.
 - Intervals are bootstrap 95% intervals over sentences (the same resamples for every metric).
 - NE (re-translation stability) is computed on the recordings' revisions, as for short-form runs.
 
-Recordings that failed keep what they wrote: their sentences are scored like the others and counted.
+Recordings that failed keep what they wrote: their sentences are scored like the others and counted. Once the
+sentences are made, the steps are short-form scoring's (`harness.scoring.steps`).
 """
 
 from __future__ import annotations
@@ -18,19 +19,28 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from harness import __version__, metric_registry
+from harness import __version__
 from harness.errors import HarnessError
-from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, OPTIONAL_METRICS, QUALITY_METRICS
+from harness.metric_registry import LONGFORM_LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS
 from harness.metrics.longform_latency import SOFT_METRICS, STREAM_METRICS, sentence_values
-from harness.metrics.quality import resample_counts
 from harness.metrics.resegment import METHODS, SentenceOutput, resegment
 from harness.profiles import DEFAULT_PROFILE, Profile
 from harness.recordings import RefSentence
-from harness.scoring.means import clip_interval, mean_records
-from harness.scoring.neural import longform_source_texts, model_metric_records, needs_source
+from harness.scoring.means import mean_records
+from harness.scoring.neural import longform_source_texts, needs_source
 from harness.scoring.options import ScoringOptions
-from harness.scoring.quality_step import quality_records, resampled_sums, start_quality
+from harness.scoring.quality_step import start_quality
 from harness.scoring.references import references_by_set
+from harness.scoring.steps import (
+    instance_counts,
+    latency_record,
+    ne_record,
+    quality_and_neural,
+    resampled,
+    resamples,
+    run_info,
+    wanted_metrics,
+)
 from harness.units import join_units, split_units
 
 __all__ = ["is_longform_log", "recording_sentences", "resegment_run", "score_longform", "sentence_scores"]
@@ -217,16 +227,12 @@ def sentence_scores(records: list[dict[str, Any]], options: ScoringOptions, *, l
     return sentence_recs, values, _rows(records, by_method[method], per_sentence, plan.unit)
 
 
+#: every metric a long-form run can be scored on
+LONG_FORM_METRICS = (*QUALITY_METRICS, *LONGFORM_LATENCY_METRICS, *MODEL_METRICS)
+
+
 def _wanted(options: ScoringOptions) -> set[str]:
-    known = set(QUALITY_METRICS) | set(LONGFORM_LATENCY_METRICS) | set(MODEL_METRICS)
-    defaults = options.campaign.metrics
-    wanted = (set(options.metrics) if options.metrics is not None
-              else set(defaults) | set(options.also) | set(options.model_metrics) if defaults is not None
-              else (known - set(OPTIONAL_METRICS) - set(MODEL_METRICS)) | set(options.also)
-              | set(options.model_metrics))
-    if wanted - known:
-        raise HarnessError(f"unknown metric(s) for a long-form run: {', '.join(sorted(wanted - known))}")
-    return wanted
+    return wanted_metrics(options, LONG_FORM_METRICS, defaults=options.campaign.metrics, run=" for a long-form run")
 
 
 def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOutput]], wanted: set[str],
@@ -240,14 +246,10 @@ def _quality(sentence_recs: list[dict[str, Any]], outputs: list[list[SentenceOut
     refs_by_set = references_by_set(sentence_recs, sets)
     step = start_quality([r["prediction"] for r in sentence_recs], refs_by_set, quality, tokenizer=options.tokenizer,
                          target_lang=options.meteor_lang)
-    n = len(sentence_recs)
-    counts = resample_counts(n, options.bootstrap, options.seed) if options.bootstrap > 1 else None
-    resampled = dict(zip(step.keys, resampled_sums(counts, step.blocks())[0], strict=True)) if counts is not None \
-        else {}
-    out = quality_records(step, counts, resampled, options.seed)
+    counts = resamples(options, len(sentence_recs))
+    by_key, _ = resampled(step, counts)
     sources = longform_source_texts([o.sentence for outs in outputs for o in outs]) if needs_source(neural) else None
-    out.update(model_metric_records(neural, sentence_recs, refs_by_set, options.model_metrics, source_texts=sources,
-                                    counts=counts, seed=options.seed)[0])
+    out, _ = quality_and_neural(step, counts, by_key, neural, sentence_recs, refs_by_set, options, sources)
     for rec in out.values():
         if rec.get("signature"):
             rec["signature"] += f"|reseg:{plan.label}" + profile_tag(plan.profile)
@@ -280,23 +282,17 @@ def _latency(per_sentence: dict[str, list[dict[str, float | None]]], wanted: set
     import numpy as np
 
     n_sent = len(next(iter(per_sentence.values()))) if per_sentence else 0
-    counts = resample_counts(n_sent, options.bootstrap, options.seed) if options.bootstrap > 1 and n_sent else None
+    counts = resamples(options, n_sent) if n_sent else None
     names = _latency_names(per_sentence, wanted, options.computation_aware)
     columns = [np.array([np.nan if row.get(n) is None else row[n] for row in per_sentence[m]], dtype=np.float64)
                for m, n in names]
     out: dict[str, Any] = {}
     for (m, name), (score, ci) in zip(names, mean_records(columns, counts), strict=True):
-        entry: dict[str, Any] = {"score": score, "ci95": clip_interval(name, score, ci), "reference_set": first,
-                                 "computation_aware": name.endswith("_CA"), "resegmentation": m,
-                                 "segmenter": segmenter_label(m, plan.lang, plan.unit, plan.profile),
-                                 **metric_registry.describe_key(name, "ms")}
-        if m == "softsegmenter":
-            entry["recording_end"] = plan.end
-        elif plan.profile.name != DEFAULT_PROFILE:
-            entry["profile"] = plan.profile.name
-        if score is None:
-            entry["note"] = "no sentence received output"
-        out[name] = entry
+        after = ({"recording_end": plan.end} if m == "softsegmenter"
+                 else {"profile": plan.profile.name} if plan.profile.name != DEFAULT_PROFILE else {})
+        out[name] = latency_record(
+            name, score, ci, reference_set=first, unit="ms", empty="no sentence received output", after=after,
+            segmenter={"resegmentation": m, "segmenter": segmenter_label(m, plan.lang, plan.unit, plan.profile)})
     return out
 
 
@@ -313,8 +309,6 @@ def trailing_units(record: dict[str, Any]) -> int:
 def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, latency_unit: str,
                    source: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(scores.json object, per-recording rows with their sentences) of a long-form run's records."""
-    from harness.metrics.stability import corpus_normalized_erasure
-
     records = sorted(records, key=lambda r: r.get("index", 0))
     plan = _plan(records, options, latency_unit)
     wanted = _wanted(options)
@@ -328,15 +322,12 @@ def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, la
     out = _quality(sentence_recs, by_method[method], wanted, sets, options, plan)
     latency = _latency(per_sentence, wanted, first, options, plan)
     out.update(latency)
-    revised = [r["revisions"] for r in records if r.get("revisions")]
-    if revised:
-        out["NE"] = {"score": corpus_normalized_erasure(([rv["text"] for rv in revs] for revs in revised), plan.unit),
-                     "instances": len(revised), **metric_registry.describe_key("NE")}
+    ne = ne_record(records, plan.unit)
+    if ne is not None:
+        out["NE"] = ne
     trailing = [trailing_units(r) for r in records]
     out["counts"] = {
-        "instances": len(records),
-        "empty_instances": sum(1 for r in records if not r.get("delays")),
-        "failed_instances": sum(1 for r in records if r.get("status", "ok") != "ok"),
+        **instance_counts(records),
         "sentences": len(sentence_recs),
         "empty_sentences": sum(1 for r in sentence_recs if not r["delays"]),
         "trailing_units": sum(trailing),
@@ -348,10 +339,7 @@ def score_longform(records: list[dict[str, Any]], options: ScoringOptions, *, la
 
 def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | None,
           latency: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "harness_version": __version__,
-        "latency_unit": "ms",
-        "target_unit": plan.unit,
+    return run_info(options, latency_unit="ms", target_unit=plan.unit, middle={
         "target_lang": options.target_lang,
         "modality": "speech",
         "segmentation": "longform",
@@ -362,13 +350,7 @@ def _info(options: ScoringOptions, plan: _Plan, sets: list[str], source: str | N
                          "mwersegmenter": _mwer_label(plan.profile)},
         "profile": plan.profile.name,
         "profile_choices": plan.profile.describe(),
-        "source": source,
-        "reference_sets": sets,
-        "tokenizer": options.tokenizer,
-        "bootstrap": options.bootstrap,
-        "seed": options.seed,
-        "computation_aware": any(n.endswith("_CA") for n in latency),
-    }
+    }, source=source, sets=sets, computation_aware=any(n.endswith("_CA") for n in latency))
 
 
 def _mwer_label(profile: Profile) -> str:

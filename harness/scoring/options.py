@@ -1,18 +1,19 @@
 """The scoring options, in one typed object: built once from a task's track or from the command line, then passed
 whole through every stage that scores a run (joint mode, the server, the results stage, `harness score`).
 
-An option that does not exist is an error, never dropped: a misspelt keyword cannot silently change a score.
+An option that does not exist is an error, never dropped: a misspelt keyword cannot silently change a score. The
+options are complete when built: no stage adds one later (the only derived copy fills in the target language a run
+recorded where the options name none, `with_recorded_language`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from harness.config import LONGFORM_ENDS, ModelMetric, Track
+from harness.config import LONGFORM_ENDS, Dataset, ModelMetric, TaskConfig, Track
 from harness.errors import HarnessError
-from harness.metric_registry import OPTIONAL_METRICS
+from harness.metric_registry import MODEL_METRICS, OPTIONAL_METRICS
 from harness.profiles import DEFAULT_PROFILE, Profile, get_profile
 
 __all__ = ["ScoringOptions", "track_scoring_options", "CHAR_LEVEL_LANGS"]
@@ -27,7 +28,10 @@ class ScoringOptions:
     splits no words, as OmniSTEval without `--lang`); `longform_end`: where a recording ends for LongYAAL
     (`reference`: its last reference sentence, as OmniSTEval; `audio`: the end of its audio); `profile`: the campaign
     whose official tool's semantics long-form scoring follows (`harness.profiles`); `target_unit`: the
-    long-form target unit (`word`, `char`) given explicitly, which wins over the one `target_lang` implies."""
+    long-form target unit (`word`, `char`) given explicitly, which wins over the one `target_lang` implies;
+    `resegmentation`: the long-form quality resegmentation (None: the one the records name, else the profile's);
+    `model_metrics`: the settings of the neural metrics scored; `source_texts`: the source transcript by index, for
+    the neural metrics that read the source of a speech run."""
 
     tokenizer: str = "13a"
     computation_aware: bool = True
@@ -42,31 +46,22 @@ class ScoringOptions:
     target_unit: str | None = None
     model_metrics: Mapping[str, ModelMetric] = field(default_factory=dict)
     profile: str = DEFAULT_PROFILE
+    source_texts: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
+        for name in ("metrics", "also", "reference_sets"):  # a list given is kept as the tuple it is typed as
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
         if self.target_unit not in (None, "word", "char"):
             raise HarnessError(f"target_unit: {self.target_unit!r} is not one of word, char")
         get_profile(self.profile)
         if self.longform_end not in LONGFORM_ENDS:
             raise HarnessError(f"longform_end: {self.longform_end!r} is not one of {', '.join(LONGFORM_ENDS)}")
 
-    @classmethod
-    def of(cls, **values: Any) -> ScoringOptions:
-        """Options from keywords; an unknown one is a HarnessError naming it and the known ones."""
-        return cls().but(**values)
-
-    def but(self, **changes: Any) -> ScoringOptions:
-        """A copy with `changes`; an unknown option is a HarnessError (never dropped)."""
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise HarnessError(f"unknown scoring option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        for name in ("metrics", "also", "reference_sets"):
-            if changes.get(name) is not None:
-                changes[name] = tuple(changes[name])
-        if changes.get("model_metrics") is None and "model_metrics" in changes:
-            changes["model_metrics"] = {}
-        return replace(self, **changes)
+    def with_recorded_language(self, target_lang: str | None) -> ScoringOptions:
+        """These options with the target language a run recorded, where they name none (else these options)."""
+        return self if self.target_lang is not None or target_lang is None else replace(self, target_lang=target_lang)
 
     @property
     def language(self) -> str | None:
@@ -89,8 +84,18 @@ class ScoringOptions:
         return self.language in CHAR_LEVEL_LANGS
 
 
-def track_scoring_options(track: Track) -> ScoringOptions:
-    """The options every stage scores a run of `track` with."""
+def track_scoring_options(track: Track, *, config: TaskConfig | None = None, dataset: Dataset | None = None,
+                          metrics: Sequence[str] | None = None, bootstrap: int = 1000) -> ScoringOptions:
+    """The options every stage scores a run of `track` with. With the task's `config`: the settings of the neural
+    metrics the track lists and, for a `dataset` with a `source_text`, its source transcript (what the batch scores
+    with); `metrics` and `bootstrap` narrow a quick look (`harness check`'s primary latency)."""
+    model_metrics: dict[str, ModelMetric] = {}
+    source_texts = None
+    names = [n for n in (*track.quality, track.primary_quality) if n in MODEL_METRICS]
+    if config is not None and names:
+        model_metrics = {n: config.metrics[n] for n in names if n in config.metrics}
+        if dataset is not None and dataset.source_text is not None:
+            source_texts = tuple(dataset.source_text.read_text(encoding="utf-8").splitlines())
     return ScoringOptions(
         tokenizer=track.tokenizer,
         computation_aware=track.computation_aware,
@@ -99,4 +104,9 @@ def track_scoring_options(track: Track) -> ScoringOptions:
         target_lang=track.target_lang,
         longform_end=track.longform_end,
         profile=track.profile,
+        resegmentation=track.resegmentation,
+        metrics=None if metrics is None else tuple(metrics),
+        bootstrap=bootstrap,
+        model_metrics=model_metrics,
+        source_texts=source_texts,
     )

@@ -28,7 +28,7 @@ from harness.metrics.significance import paired_quality, paired_values
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows
 from harness.scoring.files import write_instance_scores
 from harness.scoring.longform import is_longform_log, sentence_scores
-from harness.scoring.options import track_scoring_options
+from harness.scoring.options import ScoringOptions, track_scoring_options
 from harness.scoring.references import reference_sets_of
 from harness.status import SCORED_STATUSES
 
@@ -86,8 +86,9 @@ def dataset_anticipation(ds: Any) -> dict[str, Any]:
     return {"aligner": aligner.name, "definition": DEFINITION, "reference_sets": sets}
 
 
-def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
-    """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log."""
+def _load(run_dir: layout.RunDir, track: Track, options: ScoringOptions) -> _RunData | None:
+    """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log.
+    `options`: the track's scoring options (`track_scoring_options`)."""
     from harness.runlog import read_instances
 
     if not run_dir.instances_log.is_file():
@@ -98,7 +99,6 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
         return None  # nothing to score (the run's status already says why)
     records = sorted(log.records, key=lambda r: r["index"])
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
-        options = track_scoring_options(track).but(resegmentation=track.resegmentation)
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
         write_instance_scores(run_dir.path, rows)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
@@ -204,6 +204,7 @@ def _load_runs(config: TaskConfig, results: layout.ResultsDir, runs: list[dict[s
                ) -> tuple[dict[tuple[str, str], _RunData | None], list[Path]]:
     """({(submission, dataset): the run's data}, the instance_scores.jsonl written) for runs of known tracks."""
     tracks = {t.name: t for t in config.tracks}
+    options = {t.name: track_scoring_options(t) for t in config.tracks}  # built once per track
     data: dict[tuple[str, str], _RunData | None] = {}
     written: list[Path] = []
     for run in runs:
@@ -213,7 +214,7 @@ def _load_runs(config: TaskConfig, results: layout.ResultsDir, runs: list[dict[s
         run_dir = results.run(run["submission"], run["dataset"])
         if "/" in run["submission"] + run["dataset"] or ".." in run["submission"] + run["dataset"]:
             continue
-        data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track)
+        data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track, options[track.name])
         if loaded is not None:
             written.append(run_dir.instance_scores)
     return data, written

@@ -176,8 +176,8 @@ class Evaluation:
                              self.latency_unit)
         longform_info = getattr(self.dataset, "longform_info", None)
         if longform_info is not None:  # a whole recording: scoring resegments it onto these sentences
-            rec["longform"] = {**longform_info(session.index), "resegmentation": self.track.resegmentation,
-                               "target_lang": self.track.target_lang}
+            rec["longform"] = longform_info(session.index, resegmentation=self.track.resegmentation,
+                                            target_lang=self.track.target_lang)
         self.writer.write(rec)
         self.finished.add(session.index)
         self.sessions.pop(session.index, None)
