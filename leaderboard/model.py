@@ -28,7 +28,7 @@ from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
 OK_STATUSES = SCORED_STATUSES
-META_KEYS = ("counts", "info")
+META_KEYS = ("counts", "info", "domains")  # domains: per-domain scores (leaderboard.domains)
 CLIENT_LOG_TAIL_LINES = 60
 
 

@@ -19,6 +19,7 @@ from harness.config import TaskConfig
 from harness.errors import HarnessError
 from harness.jsonio import write_json
 from leaderboard import views
+from leaderboard.extras import board_extras
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
@@ -105,7 +106,7 @@ class SiteWriter:
             plots[board.slug] = Markup(svg) if svg else None  # built by leaderboard.svg, every text escaped
         downloads = self.downloads()
         self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
-                  glossary=self.glossary(), invalid=self.results.invalid)
+                  glossary=self.glossary(), invalid=self.results.invalid, **board_extras(self.results.boards))
         if self.results.human:
             self.page("human.html", "human.html", human=self.results.human)
         for board in self.results.boards:

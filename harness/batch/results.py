@@ -16,12 +16,18 @@ from harness.runlog import read_statuses
 
 
 def model_metric_options(config: TaskConfig | None, track: Track, dataset: Dataset | None) -> dict[str, Any]:
-    """`score_log` keywords for the track's neural metrics: their settings from the config's `metrics:` block and,
-    for a speech dataset with a `source_text`, the source transcript (empty when the track lists none)."""
+    """`score_run` keywords: for the track's neural metrics their settings from the config's `metrics:` block and,
+    for a speech dataset with a `source_text`, the source transcript (none when the track lists none); for a
+    dataset with `domains:`, its domain map (`domains`)."""
+    options: dict[str, Any] = {}
+    if dataset is not None and dataset.domains is not None:  # per-domain scores (harness.scoring.domains)
+        from harness.data.domains import domain_map
+
+        options["domains"] = domain_map(track, dataset)
     names = [n for n in (*track.quality, track.primary_quality) if n in MODEL_METRICS]
     if config is None or not names:
-        return {}
-    options: dict[str, Any] = {"model_metrics": {n: config.metrics[n] for n in names if n in config.metrics}}
+        return options
+    options["model_metrics"] = {n: config.metrics[n] for n in names if n in config.metrics}
     if dataset is not None and dataset.source_text is not None:
         options["source_texts"] = dataset.source_text.read_text(encoding="utf-8").splitlines()
     return options
@@ -30,7 +36,7 @@ def model_metric_options(config: TaskConfig | None, track: Track, dataset: Datas
 def score_run(run_dir: Path, track: Track, partial: bool, **options: Any) -> dict[str, Any] | None:
     """Score what the run logged (None when nothing was logged); writes scores.json and instance_scores.jsonl.
 
-    `options` (`model_metric_options`) add the neural metrics."""
+    `options` (`model_metric_options`) add the neural metrics and the dataset's domains."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
     log = layout.RunDir(run_dir).instances_log
@@ -38,7 +44,13 @@ def score_run(run_dir: Path, track: Track, partial: bool, **options: Any) -> dic
         return None
     from harness.scoring.options import track_scoring_options
 
+    domains = options.pop("domains", None)
     scores, rows = score_log(log, track_scoring_options(track), **options)
+    if domains is not None:  # per-domain scores; optional domains out of the top-level (ranked) scores
+        from harness.scoring.domains import add_domain_scores
+
+        scores = add_domain_scores(scores, log, domains, track_scoring_options(track).but(
+            model_metrics=options.get("model_metrics")), source_texts=options.get("source_texts"))
     write_instance_scores(log.parent, rows)
     if isinstance(scores.get("info"), dict):
         scores["info"]["partial"] = partial

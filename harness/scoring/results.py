@@ -86,8 +86,10 @@ def dataset_anticipation(ds: Any) -> dict[str, Any]:
     return {"aligner": aligner.name, "definition": DEFINITION, "reference_sets": sets}
 
 
-def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
-    """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log."""
+def _load(run_dir: layout.RunDir, track: Track, keep: set[int] | None = None) -> _RunData | None:
+    """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log. With
+    `keep` (the main domains' instances when some domain is optional: `harness.scoring.domains`), only those
+    instances, and nothing is written."""
     from harness.runlog import read_instances
 
     if not run_dir.instances_log.is_file():
@@ -96,11 +98,14 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
         log = read_instances(run_dir.instances_log, allow_torn=True)
     except HarnessError:
         return None  # nothing to score (the run's status already says why)
-    records = sorted(log.records, key=lambda r: r["index"])
+    records = sorted((r for r in log.records if keep is None or r["index"] in keep), key=lambda r: r["index"])
+    if not records:
+        return None
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
         options = track_scoring_options(track).but(resegmentation=track.resegmentation)
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
-        write_instance_scores(run_dir.path, rows)
+        if keep is None:
+            write_instance_scores(run_dir.path, rows)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
         return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))
     ref_set = next(iter(reference_sets_of(records[0])))
@@ -116,10 +121,21 @@ def _load(run_dir: layout.RunDir, track: Track) -> _RunData | None:
         names.append("AA")
     neural = _neural_values(run_dir, [r["index"] for r in records])
     per.update(neural)
-    write_instance_scores(run_dir.path, instance_rows(records, per, names + list(neural)))
+    if keep is None:
+        write_instance_scores(run_dir.path, instance_rows(records, per, names + list(neural)))
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
     return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _domains(track: Track, dataset: str | None) -> Any:
+    """The domain map of the track's dataset `dataset` (None: no such dataset, or no domains)."""
+    ds = track.datasets.get(dataset) if dataset is not None else None
+    if ds is None or ds.domains is None:
+        return None
+    from harness.data.domains import domain_map
+
+    return domain_map(track, ds)
 
 
 def _anticipation_values(records: list[dict[str, Any]]) -> Any:
@@ -214,6 +230,9 @@ def _load_runs(config: TaskConfig, results: layout.ResultsDir, runs: list[dict[s
         if "/" in run["submission"] + run["dataset"] or ".." in run["submission"] + run["dataset"]:
             continue
         data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track)
+        main = domains.main_indices if (domains := _domains(track, run["dataset"])) is not None else None
+        if loaded is not None and main is not None:  # optional domains never change the main ranking
+            data[(run["submission"], run["dataset"])] = _load(run_dir, track, main)
         if loaded is not None:
             written.append(run_dir.instance_scores)
     return data, written
