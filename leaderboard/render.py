@@ -106,7 +106,7 @@ class SiteWriter:
             plots[board.slug] = Markup(svg) if svg else None  # built by leaderboard.svg, every text escaped
         downloads = self.downloads()
         self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
-                  glossary=self.glossary(), invalid=self.results.invalid, **board_extras(self.results.boards))
+                  glossary=self.glossary(), invalid=self.results.invalid, **board_extras(self.results))
         if self.results.human:
             self.page("human.html", "human.html", human=self.results.human)
         for board in self.results.boards:

@@ -5,9 +5,11 @@
   scores its own scoring wrote, kept as they are);
 - `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
   scored run against the board's best on the track's primary quality and latency metrics, over the instances
-  both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
-  the order the leaderboard ranks in. Systems built on closed models (`models: closed`) are ranked apart, and runs
-  whose regime cannot be decided (`not_ranked`) are not ranked: they are neither the best nor tested against it.
+  both decoded, and (`adjacent`) of every two runs next to each other in one of the board's ranked tables on
+  primary quality (`harness.scoring.clusters`: the leaderboard's rank clusters). The best is the best complete
+  run by primary quality (a partial one only when none is complete), the order the leaderboard ranks in. Systems
+  built on closed models (`models: closed`) are ranked apart, and runs whose regime cannot be decided
+  (`not_ranked`) are not ranked: they are neither the best nor tested against it.
 """
 
 from __future__ import annotations
@@ -211,6 +213,7 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
                      and r.get("models") != "closed" and not r.get("not_ranked")]
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
+                out["adjacent"] = _adjacent_tests(track, dataset, board, runs, data, bootstrap, seed)
                 written.append(write_json(results.significance(track.name, dataset), out, ensure_ascii=False,
                                           mkdir=True))
     return written
@@ -254,4 +257,20 @@ def _board_significance(track: Track, dataset: str, board: list[dict[str, Any]],
             continue
         out["runs"][run["submission"]] = {m: _paired(best_data, other, m, track, bootstrap, seed)
                                           for m in (track.primary_quality, track.primary_latency)}
+    return out
+
+
+def _adjacent_tests(track: Track, dataset: str, board: list[dict[str, Any]], runs: list[dict[str, Any]],
+                    data: dict[tuple[str, str], _RunData | None], bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """The paired test on primary quality of every two runs adjacent in one of the board's tables
+    (`harness.scoring.clusters`): what the leaderboard's rank clusters are made of."""
+    from harness.scoring.clusters import adjacent_pairs
+
+    scored = [r for r in board if _scored(r, track.primary_quality)]
+    out = []
+    for a, b in adjacent_pairs(track, scored, runs):
+        first, second = data.get((a, dataset)), data.get((b, dataset))
+        if first is not None and second is not None:
+            out.append({"runs": [a, b], track.primary_quality: _paired(first, second, track.primary_quality, track,
+                                                                       bootstrap, seed)})
     return out
