@@ -53,7 +53,8 @@ def _ranked(track: Track, runs: list[dict[str, Any]]) -> list[str]:
 def _tables(track: Track, scored: list[dict[str, Any]], latency: dict[str, float]) -> list[list[str]]:
     if not track.regimes:
         return [_ranked(track, scored)]
-    tables, placed = [], set()
+    tables: list[list[str]] = []
+    placed: set[str] = set()
     for regime in sorted(track.regimes, key=lambda g: g.max_latency):
         inside = [r for r in scored if (v := latency.get(r["submission"])) is not None and regime.holds(v)]
         placed.update(r["submission"] for r in inside)
