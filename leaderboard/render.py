@@ -24,6 +24,7 @@ from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
 from leaderboard.safe import page_text
+from leaderboard.versions import versions_of
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -147,7 +148,8 @@ class SiteWriter:
         self.page("submission.html", f"{base}/index.html", board=board, run=run,
                   rows=views.score_rows(run, self.results.catalog), significance=significance, best=board.best,
                   counts=views.counts(run), manifest=views.manifest_items(run.manifest), instances=per_instance,
-                  latency_keys=latency_keys, instance_pages=self.instance_pages)
+                  latency_keys=latency_keys, instance_pages=self.instance_pages,
+                  versions=versions_of(self.results, board, run))
         if not self.instance_pages:
             return
         for n, (rec, metrics) in enumerate(per_instance):

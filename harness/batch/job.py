@@ -12,13 +12,12 @@ is ignored with a warning.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from harness import layout
-from harness.batch import manifest, resume
+from harness.batch import history, manifest, resume
 from harness.batch.options import EvaluateOptions, backend_name, build_engine_of, registry_of
 from harness.batch.progress import Progress
 from harness.batch.results import configured_baseline, model_metric_options, score_run
@@ -206,8 +205,8 @@ class SubmissionJob:
         prev = resume.finished_run(run, key) if self.opts.resume else None
         if prev:
             return self._resumed(run, ds.name, prev, entry, expected)
-        if run.path.exists():  # an unfinished or outdated run starts over (see batch/resume.py)
-            shutil.rmtree(run.path)
+        # an unfinished run starts over; a finished one of an older version is kept (batch/resume.py, history.py)
+        history.keep_previous(self.out, run, ds.name)
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
         result, attempts = self._execute(sub, track, ds, info, run, expected)
@@ -259,8 +258,7 @@ class SubmissionJob:
         prev = resume.finished_run(run, key) if self.opts.resume else None
         if prev:
             return self._resumed(run, ds.name, prev, entry, count_instances(track, ds))
-        if run.path.exists():
-            shutil.rmtree(run.path)
+        history.keep_previous(self.out, run, ds.name)  # an earlier version's finished run is kept
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
         self.progress.update(self.sub_id, dataset=ds.name, state="scoring log")

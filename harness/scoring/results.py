@@ -210,7 +210,7 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
                         if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
         for dataset in track.datasets:
             board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset
-                     and r.get("models") != "closed" and not r.get("not_ranked")]
+                     and r.get("models") != "closed" and not r.get("not_ranked") and not r.get("superseded_by")]
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
                 out["adjacent"] = _adjacent_tests(track, dataset, board, runs, data, bootstrap, seed)
