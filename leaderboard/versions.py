@@ -1,7 +1,8 @@
 """A submission's versions, as the results folder keeps them (`harness.batch.history`): the board shows the newest
-version of each team's system; its page lists every version of the same team, system, track and dataset, oldest
-first, each with what it ran (image digest or log sha256), when it was evaluated, its primary scores and what
-changed from the version before it. Superseded runs (`superseded_by` in summary.json) are on no board.
+version; its page lists every version on the same dataset (the runs a re-evaluation of its folder kept, and the
+submissions it `replaces`, with theirs), oldest first, each with what it ran (image digest or log sha256), when it
+was evaluated, its primary scores and what changed from the version before it. Superseded runs (`superseded_by` in
+summary.json) are on no board.
 """
 
 from __future__ import annotations
@@ -110,11 +111,26 @@ def _changes(before: Version, after: Version, metrics: list[str]) -> list[str]:
     return out
 
 
+def _earlier(summary: dict[str, Any], key: str) -> set[str]:
+    """The submissions a chain of `superseded_by` leads from to `key` (its earlier versions in other folders)."""
+    newer = {str(r.get("submission")): str(r["superseded_by"]) for r in summary.get("runs") or []
+             if isinstance(r, dict) and isinstance(r.get("superseded_by"), str)}
+    out: set[str] = set()
+    for sub in newer:
+        seen, at = {sub}, newer[sub]
+        while at != key and at in newer and at not in seen:
+            seen.add(at)
+            at = newer[at]
+        if at == key:
+            out.add(sub)
+    return out
+
+
 def versions_of(results: Results, board: Board, run: Run) -> list[Version]:
-    """Every version of `run`'s team, system and track on its dataset, oldest first, the run itself last
-    (`current`); [] when it has no earlier version."""
-    others = [r for r in results.runs if r.key != run.key and r.team == run.team and r.system == run.system
-              and r.track == run.track and r.dataset == run.dataset]
+    """Every version of `run` on its dataset (its own kept runs and the submissions it replaces), oldest first, the
+    run itself last (`current`); [] when it has no earlier version."""
+    earlier = _earlier(results.summary, run.key)
+    others = [r for r in results.runs if r.key in earlier and r.dataset == run.dataset]
     versions: list[Version] = []
     for r in others:
         versions += _archived(results.root, r.key, run.dataset)

@@ -7,17 +7,17 @@ Two ways a team hands in a new version of a system:
   moves to `RESULTS/<submission>/versions/<N>-<dataset>/` (everything it wrote, with the submission's manifest of
   then) and `RESULTS/<submission>/versions.json` gets a line for it: when it was evaluated and replaced, its status,
   what it ran (image digest or log sha256), its content key and its scores' file;
-- **another submission folder** of the same team, system and track: both stay in summary.json; the one evaluated
-  last is on the board and each older one carries `superseded_by` (the newer id) in its summary line
-  (`mark_superseded`, run when summary.json is written). The significance files and the board leave superseded
-  runs out; the newer submission's page lists them in its history.
+- **another submission folder** whose submission.yaml says `replaces: OLD-ID` (the team's earlier submission on
+  the same track; several latency settings of one system are separate submissions, so the same team and system
+  alone never make a new version): both stay in summary.json and the older one's lines carry `superseded_by` (the
+  newer id; `mark_superseded`, run when summary.json is written). The significance files and the board leave
+  superseded runs out; the newer submission's page lists them in its history.
 
 An unfinished run (its run.json says so) was never evaluated: it starts over as before.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -74,7 +74,7 @@ def keep_previous(sub: layout.SubmissionDir, run: layout.RunDir, dataset: str) -
     number = 1 + max((int(e["version"]) for e in versions if isinstance(e.get("version"), int)), default=0)
     target = sub.version_run(number, dataset)
     target.path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(run.path, target.path)  # one rename: the old version is never half-moved
+    run.path.rename(target.path)  # one rename of the folder: the old version is never half-moved
     if sub.manifest.is_file():
         shutil.copy2(sub.manifest, target.path / layout.MANIFEST)
     entry = given if isinstance(given := meta.get("manifest"), dict) else {}
@@ -99,32 +99,18 @@ def finished_at(run_meta: dict[str, Any], path: Path) -> str | None:
         return None
 
 
-def _evaluated_at(results: Path, run: dict[str, Any]) -> str:
-    """When a summary line's run finished ("" when unknown: older than every known time)."""
-    sub, ds = str(run.get("submission")), str(run.get("dataset"))
-    if "/" in sub + ds or ".." in sub + ds:
-        return ""
-    folder = layout.ResultsDir(results).run(sub, ds)
-    try:
-        meta = read_run_meta(folder)
-    except HarnessError:
-        return ""
-    return (finished_at(meta, folder.run_meta) or "") if folder.run_meta.exists() else ""
-
-
-def mark_superseded(results: Path, runs: list[dict[str, Any]]) -> None:
-    """Set `superseded_by` on the summary lines of every submission that a newer one of the same team, system and
-    track replaces (newer: evaluated last, by its runs' run.json; ties go to the later id); clear it elsewhere."""
-    groups: dict[tuple[str, str, str], dict[str, str]] = {}
+def mark_superseded(runs: list[dict[str, Any]]) -> None:
+    """Set `superseded_by` on the summary lines of every submission that a later one names in `replaces` (same team
+    and track only: no one replaces another team's system); clear it elsewhere."""
+    owner: dict[str, tuple[Any, Any]] = {}
     for r in runs:
         r.pop("superseded_by", None)
-        if not all(isinstance(r.get(k), str) and r.get(k) for k in ("team", "system", "track", "submission")):
-            continue
-        latest = groups.setdefault((r["team"], r["system"], r["track"]), {})
-        when = _evaluated_at(results, r)
-        latest[r["submission"]] = max(latest.get(r["submission"], ""), when)
-    newest = {key: max(subs, key=lambda s: (subs[s], s)) for key, subs in groups.items() if len(subs) > 1}
+        owner.setdefault(str(r.get("submission")), (r.get("team"), r.get("track")))
+    newer: dict[str, str] = {}
     for r in runs:
-        key = (str(r.get("team")), str(r.get("system")), str(r.get("track")))
-        if key in newest and r.get("submission") != newest[key]:
-            r["superseded_by"] = newest[key]
+        old, new = r.get("replaces"), str(r.get("submission"))
+        if isinstance(old, str) and old != new and owner.get(old) == (r.get("team"), r.get("track")):
+            newer[old] = new
+    for r in runs:
+        if (by := newer.get(str(r.get("submission")))) is not None:
+            r["superseded_by"] = by

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from harness.intake.submission import Submission
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
-         "models", "hardware", "prepare")
+         "models", "hardware", "prepare", "replaces")
 
 
 class _Failed(Exception):
@@ -55,6 +55,8 @@ def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Ou
            "baseline": configured_baseline(config, meta.get("track"), sub_id),
            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
            "scores": scores or {}}
+    if meta.get("replaces"):  # a new version of the team's earlier submission (batch/history.py)
+        rec["replaces"] = meta["replaces"]
     if meta.get("models") == "closed":  # ranked apart (leaderboard, significance)
         rec["models"] = "closed"
     if meta.get("log"):  # scored from the participant's log: its computation-aware latency is not ours

@@ -128,10 +128,10 @@ def regime_notes(config: TaskConfig, runs: list[dict[str, Any]]) -> dict[tuple[s
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
     """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`). A run
     whose regime cannot be decided (`regime_notes`) says why in `not_ranked`; one that a newer submission of the same
-    team, system and track replaces names it in `superseded_by` (`harness.batch.history`)."""
+    team replaces (its `replaces:`) names it in `superseded_by` (`harness.batch.history`)."""
     from harness.batch.history import mark_superseded
 
-    mark_superseded(output, runs)  # a newer version of the same team's system replaces it on the board
+    mark_superseded(runs)  # a newer version of the team's submission (`replaces:`) takes its place on the board
     notes = regime_notes(config, runs)
     for r in runs:
         r.pop("not_ranked", None)

@@ -26,13 +26,13 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models", "prepare")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "replaces")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
 #: the longest value of each text field: these strings reach terminals, summary.json and every leaderboard page
 MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000,
-             "hardware": 200}
+             "hardware": 200, "replaces": 255}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -68,6 +68,7 @@ class Submission:
     log_tokenizers: dict[str, Path] = field(default_factory=dict)  # {dataset: the model's tokenizer for its log}
     models: str = "open"  # `closed`: built on closed-source models (ranked apart)
     prepare: tuple[str, ...] = ()  # run once before the streamed run (network off), writing $HARNESS_PREPARED_DIR
+    replaces: str = ""  # the id of the team's earlier submission this one is a new version of (harness.batch.history)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -186,6 +187,7 @@ def _fields(folder: Path, raw: dict[str, Any], fail: Any, text: Any, take: Any) 
         speech_processor_config=spc,
         models=models,
         prepare=take(lambda: _prepare(raw.get("prepare"), fail), ()),
+        replaces=text("replaces", required=False, pattern=_NAME),
         raw=raw,
     )
 
@@ -225,6 +227,7 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
+                      replaces=text("replaces", required=False, pattern=_NAME),
                       logs=_logs(raw["logs"], folder, fail, take), hardware=hardware, models=models, raw=raw,
                       log_configs=take(lambda: _log_extras(raw["logs"], folder, fail, "config"), {}),
                       log_tokenizers=take(lambda: _log_extras(raw["logs"], folder, fail, "tokenizer"), {}))

@@ -92,22 +92,14 @@ def _load(run_dir: layout.RunDir, track: Track, keep: set[int] | None = None) ->
     """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log. With
     `keep` (the main domains' instances when some domain is optional: `harness.scoring.domains`), only those
     instances, and nothing is written."""
-    from harness.runlog import read_instances
-
-    if not run_dir.instances_log.is_file():
+    read = _read_log(run_dir, keep)
+    if read is None:
         return None
-    try:
-        log = read_instances(run_dir.instances_log, allow_torn=True)
-    except HarnessError:
-        return None  # nothing to score (the run's status already says why)
-    records = sorted((r for r in log.records if keep is None or r["index"] in keep), key=lambda r: r["index"])
-    if not records:
-        return None
+    log, records = read
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
         options = track_scoring_options(track).but(resegmentation=track.resegmentation)
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
-        if keep is None:
-            write_instance_scores(run_dir.path, rows)
+        _write_rows(run_dir, rows, keep)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
         return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))
     ref_set = next(iter(reference_sets_of(records[0])))
@@ -123,11 +115,30 @@ def _load(run_dir: layout.RunDir, track: Track, keep: set[int] | None = None) ->
         names.append("AA")
     neural = _neural_values(run_dir, [r["index"] for r in records])
     per.update(neural)
-    if keep is None:
-        write_instance_scores(run_dir.path, instance_rows(records, per, names + list(neural)))
+    _write_rows(run_dir, instance_rows(records, per, names + list(neural)), keep)
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
     return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _write_rows(run_dir: layout.RunDir, rows: list[dict[str, Any]], keep: set[int] | None) -> None:
+    """Write the run's instance_scores.jsonl, unless only some instances (`keep`) were read."""
+    if keep is None:
+        write_instance_scores(run_dir.path, rows)
+
+
+def _read_log(run_dir: layout.RunDir, keep: set[int] | None) -> tuple[Any, list[dict[str, Any]]] | None:
+    """(the run's log, its records in index order: only those in `keep` when given), None when there are none."""
+    from harness.runlog import read_instances
+
+    if not run_dir.instances_log.is_file():
+        return None
+    try:
+        log = read_instances(run_dir.instances_log, allow_torn=True)
+    except HarnessError:
+        return None  # nothing to score (the run's status already says why)
+    records = sorted((r for r in log.records if keep is None or r["index"] in keep), key=lambda r: r["index"])
+    return (log, records) if records else None
 
 
 def _domains(track: Track, dataset: str | None) -> Any:
