@@ -34,12 +34,12 @@ def domain_file(path: Path, ranges: dict[str, str]) -> Path:
 
 
 def text_config(folder: Path, domains: Any = None, regimes: list[dict[str, Any]] | None = None,
-                bootstrap_sets: tuple[str, ...] = ("dev", "test")) -> Path:
-    """FOLDER/task.yaml: one text track over data/udhr (dev and test), primary BLEU and AL, `regimes` (default:
-    low ≤ 3, high ≤ 6 words of AL) and, on the test set, `domains` as given (None: none)."""
+                regime_from: str | None = None, name: str = "task.yaml") -> Path:
+    """FOLDER/NAME: one text track over data/udhr (dev and test), primary BLEU and AL, `regimes` (default:
+    low ≤ 3, high 3–6 words of AL), `regime_from` and, on the test set, `domains` as given (None: none)."""
     datasets: dict[str, Any] = {
-        name: {"source": str(UDHR / f"{name}.en"), "references": {"orig": str(UDHR / f"{name}.es")}}
-        for name in bootstrap_sets}
+        split: {"source": str(UDHR / f"{split}.en"), "references": {"orig": str(UDHR / f"{split}.es")}}
+        for split in ("dev", "test")}
     if domains is not None:
         datasets["test"]["domains"] = domains
     doc = {"task": "board-test", "tracks": [{
@@ -48,22 +48,26 @@ def text_config(folder: Path, domains: Any = None, regimes: list[dict[str, Any]]
         "regimes": regimes if regimes is not None else [{"name": "low", "max_latency": 3},
                                                         {"name": "high", "min_latency": 3, "max_latency": 6}],
         "datasets": datasets}]}
+    if regime_from is not None:
+        doc["tracks"][0]["regime_from"] = regime_from
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "task.yaml"
+    path = folder / name
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
 
 
-def text_log(dataset: str, path: Path, k: int, drop_every: int = 0, jitter: int = 0) -> Path:
+def text_log(dataset: str, path: Path, k: int, drop_every: int = 0, jitter: int = 0,
+             drop_lines: tuple[int, int] | None = None) -> Path:
     """A SimulEval-style instances.log of a wait-k system on data/udhr/DATASET whose output is the reference with
-    every `drop_every`-th word left out; `jitter` > 0 makes k alternate between k and k + jitter by line (a wider
-    latency interval)."""
+    every `drop_every`-th word left out (on the 1-based lines `drop_lines` only, when given); `jitter` > 0 makes k
+    alternate between k and k + jitter by line (a wider latency interval)."""
     sources = (UDHR / f"{dataset}.en").read_text(encoding="utf-8").splitlines()
     refs = (UDHR / f"{dataset}.es").read_text(encoding="utf-8").splitlines()
     with path.open("w", encoding="utf-8") as fh:
         for i, (src, ref) in enumerate(zip(sources, refs, strict=True)):
             n = len(src.split())
-            words = [w for j, w in enumerate(ref.split(), 1) if not drop_every or j % drop_every]
+            drop = drop_every if drop_lines is None or drop_lines[0] <= i + 1 <= drop_lines[1] else 0
+            words = [w for j, w in enumerate(ref.split(), 1) if not drop or j % drop]
             lag = k + (jitter if jitter and i % 2 else 0)
             fh.write(json.dumps({"index": i, "prediction": " ".join(words),
                                  "delays": [min(lag + j, n) for j in range(len(words))],
@@ -74,11 +78,13 @@ def text_log(dataset: str, path: Path, k: int, drop_every: int = 0, jitter: int 
 
 
 def text_submission(folder: Path, *, team: str, system: str = "sys", k: int = 3, drop_every: int = 0,
-                    datasets: tuple[str, ...] = ("test",), jitter: int = 0, extra: str = "") -> Path:
-    """A log submission folder on the text track with a wait-k log per dataset."""
+                    datasets: tuple[str, ...] = ("test",), jitter: int = 0, extra: str = "",
+                    drop_lines: tuple[int, int] | None = None, dev_k: int | None = None) -> Path:
+    """A log submission folder on the text track with a wait-k log per dataset (`dev_k`: another k on dev)."""
     folder.mkdir(parents=True, exist_ok=True)
     for ds in datasets:
-        text_log(ds, folder / f"{ds}.log", k, drop_every, jitter)
+        lag = dev_k if ds == "dev" and dev_k is not None else k
+        text_log(ds, folder / f"{ds}.log", lag, drop_every, jitter, drop_lines)
     logs = ", ".join(f"{ds}: {ds}.log" for ds in datasets)
     (folder / "submission.yaml").write_text(
         f"team: {team}\nsystem: {system}\ntrack: {TRACK}\nlogs: {{{logs}}}\nhardware: \"1x CPU\"\n{extra}",
