@@ -61,6 +61,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "results": results, "plain": results_plain, "site": site, "config": config}
 
 
+@pytest.mark.slow
 def test_each_domain_is_scored_as_its_instances_alone_with_intervals(campaign: dict[str, Path]) -> None:
     scores = scores_of(campaign["results"], "slow")
     assert list(scores["domains"]) == ["preamble", "articles", "yodas"]
@@ -77,6 +78,7 @@ def test_each_domain_is_scored_as_its_instances_alone_with_intervals(campaign: d
                 "signature" if key in ("BLEU", "chrF") else "unit"]
 
 
+@pytest.mark.slow
 def test_optional_domains_stay_out_of_the_ranked_scores_and_the_paired_tests(campaign: dict[str, Path]) -> None:
     results = campaign["results"]
     scores = scores_of(results, "slow")
@@ -95,6 +97,7 @@ def test_optional_domains_stay_out_of_the_ranked_scores_and_the_paired_tests(cam
     assert [json.loads(r)["index"] for r in rows] == list(range(20))
 
 
+@pytest.mark.slow
 def test_without_optional_domains_the_order_is_the_whole_sets(campaign: dict[str, Path]) -> None:
     """The two top systems swap when yodas counts: the optional mark is what keeps the main ranking."""
     optional = {s: scores_of(campaign["results"], s)["BLEU"]["score"] for s in ("mainbest", "yodasbest")}
@@ -106,6 +109,7 @@ def test_without_optional_domains_the_order_is_the_whole_sets(campaign: dict[str
     assert not any(d["optional"] for d in plain["domains"].values())
 
 
+@pytest.mark.slow
 def test_a_dataset_without_domains_scores_as_before(tmp_path: Path) -> None:
     """No `domains` key anywhere; and a one-domain dataset's top-level scores are exactly the plain ones."""
     subs = tmp_path / "subs"
@@ -125,6 +129,7 @@ def test_a_dataset_without_domains_scores_as_before(tmp_path: Path) -> None:
     assert json.dumps(single, sort_keys=True) == json.dumps(outs["none"], sort_keys=True)
 
 
+@pytest.mark.slow
 def test_board_shows_domain_tables_apart_and_a_plot_per_domain(campaign: dict[str, Path]) -> None:
     html = (campaign["site"] / "index.html").read_text(encoding="utf-8")
     main_table = html.split("Results per domain", 1)[1].split("</table>", 1)[0]

@@ -83,7 +83,7 @@ def test_errors_name_file_and_field(tmp_path: Path, edit, where: str) -> None:
         load_submission(folder)
     msg = str(err.value)
     assert msg.startswith(f"{folder / 'submission.yaml'}: ") and where in msg and "\n" not in msg
-    assert len(msg) < len(str(folder)) + 200  # a one-line error, never the participant's whole value
+    assert len(msg) < len(str(folder)) + 240  # a one-line error (the known fields listed), never the whole value
 
 
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_read_image_tar(tmp_path: Path) -> None:
          "kind: 'Primary' is not one of primary, contrastive; did you mean 'primary'?"),
         (lambda t: t + "extra: 1\n", "extra: unknown field (known: team, system, contact, track, kind, "
                                      "description, build, command, baseline, interface, port, "
-                                     "speech_processor_config, logs, hardware, models, prepare)"),
+                                     "speech_processor_config, logs, hardware, models, prepare, replaces)"),
         (lambda t: t.replace("{dockerfile: Dockerfile}", "{docker_file: Dockerfile}"),
          "build.docker_file: unknown field; did you mean 'dockerfile'?"),
     ],
