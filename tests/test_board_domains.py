@@ -214,3 +214,29 @@ def test_evaluate_stops_before_any_run_on_a_bad_domain_file(tmp_path: Path) -> N
     assert (f"{cfg}: tracks[0].datasets.test.domains: {bad}: 1 recording(s) of the dataset have no domain "
             "(first: 20)") in out.stderr
     assert not (tmp_path / "res" / "one").exists()
+
+
+@pytest.mark.slow
+def test_harness_run_writes_per_domain_scores_and_checks_the_file_first(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Joint mode (`harness run`, in process) scores its run per domain as the batch does."""
+    from harness.cli import main
+
+    agent = Path(__file__).resolve().parent / "agents" / "echo_text.py"
+    listed = domain_file(tmp_path / "test.domains", {"1-10": "first", "11-20": "second"})
+    cfg = text_config(tmp_path, {"file": str(listed), "optional": ["second"]})
+    out = tmp_path / "run"
+    assert main(["run", "--config", str(cfg), "--dataset", "test", "--agent", str(agent), "--output", str(out)]) == 0
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["counts"]["instances"] == 10 and scores["info"]["main_domains"] == ["first"]
+    assert {n: (d["optional"], d["counts"]["instances"]) for n, d in scores["domains"].items()} == {
+        "first": (False, 10), "second": (True, 10)}
+    assert scores["domains"]["second"]["AL"]["ci95"] and scores["domains"]["first"]["BLEU"]["signature"]
+    domain_file(listed, {"1-10": "first", "11-21": "second"})
+    capsys.readouterr()
+    assert main(["run", "--config", str(cfg), "--dataset", "test", "--agent", str(agent), "--output",
+                 str(tmp_path / "again")]) != 0
+    err = capsys.readouterr().err
+    assert f"{cfg}: tracks[0].datasets.test.domains: {listed}: line 3: line 11-21 is outside the source's 20 lines" \
+        in err, err
+    assert not (tmp_path / "again" / "instances.log").exists()
