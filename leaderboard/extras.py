@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from leaderboard.domains import domain_plots, domain_tables
 from leaderboard.model import Board, Results
-from leaderboard.uncertainty import adjacent_p_values, regime_flag, table_clusters
+from leaderboard.uncertainty import adjacent_p_values, cluster_level, regime_flag, table_clusters
 
 __all__ = ["board_extras"]
 
@@ -17,7 +17,7 @@ __all__ = ["board_extras"]
 def _clusters(board: Board) -> dict[str, Any]:
     """{regime table name: the ClusterRank of each of its runs}."""
     p_values = adjacent_p_values(board)
-    return {table.name: table_clusters(table, p_values) for table in board.regimes}
+    return {table.name: table_clusters(table, p_values, cluster_level(board)) for table in board.regimes}
 
 
 def board_extras(results: Results) -> dict[str, Any]:

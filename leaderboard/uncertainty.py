@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.scoring.clusters import SIGNIFICANCE_LEVEL
 from leaderboard.model import Board, RegimeTable, Run, as_float
 
-__all__ = ["ClusterRank", "table_clusters", "regime_flag", "adjacent_p_values"]
+__all__ = ["ClusterRank", "table_clusters", "regime_flag", "adjacent_p_values", "cluster_level"]
+
+#: the level below which two runs differ significantly, when a significance file does not say
+DEFAULT_LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,22 @@ def adjacent_p_values(board: Board) -> dict[frozenset[str], float]:
     return out
 
 
-def table_clusters(table: RegimeTable, p_values: dict[frozenset[str], float]) -> list[ClusterRank]:
+def cluster_level(board: Board) -> float:
+    """The significance level of the board's rank clusters, as the scoring stage wrote it."""
+    given = as_float(board.significance_file.get("cluster_level"))
+    return given if given is not None and 0 < given < 1 else DEFAULT_LEVEL
+
+
+def table_clusters(table: RegimeTable, p_values: dict[frozenset[str], float],
+                   level: float = DEFAULT_LEVEL) -> list[ClusterRank]:
     """Each run of `table` (in its order) with its rank cluster: a new cluster starts below a run whose paired
-    test with the next one is significant, or where no test was written."""
+    test with the next one is significant (p < `level`), or where no test was written."""
     clusters: list[list[int]] = []
     p_above: list[float | None] = []
     for i, run in enumerate(table.runs):
         p = p_values.get(frozenset((table.runs[i - 1].key, run.key))) if i else None
         p_above.append(p)
-        if i == 0 or p is None or p < SIGNIFICANCE_LEVEL:
+        if i == 0 or p is None or p < level:
             clusters.append([i])
         else:
             clusters[-1].append(i)

@@ -70,6 +70,7 @@ def test_adjacent_runs_are_tested_pairwise_at_the_scoring_stage(board: dict[str,
 
 def test_runs_whose_difference_is_not_significant_share_a_rank_cluster(board: dict[str, Any]) -> None:
     p = {frozenset(t["runs"]): t["BLEU"]["p_value"] for t in board["sig"]["adjacent"]}
+    assert board["sig"]["cluster_level"] == SIGNIFICANCE_LEVEL
     assert p[frozenset(("x", "y"))] >= SIGNIFICANCE_LEVEL > p[frozenset(("far", "far2"))]  # both cases are here
     shown = tables(board["html"])
     assert [r[:2] for r in shown["low"]] == [("1–2", "xteam"), ("1–2", "yteam")]

@@ -27,6 +27,7 @@ from harness.jsonio import write_json
 from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
 from harness.metrics.latency import continuous_wait
 from harness.metrics.significance import paired_quality, paired_values
+from harness.scoring.clusters import SIGNIFICANCE_LEVEL
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows
 from harness.scoring.files import write_instance_scores
 from harness.scoring.longform import is_longform_log, sentence_scores
@@ -225,6 +226,7 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
                 out["adjacent"] = _adjacent_tests(track, dataset, board, runs, data, bootstrap, seed)
+                out["cluster_level"] = SIGNIFICANCE_LEVEL  # p below it: a new rank cluster starts
                 written.append(write_json(results.significance(track.name, dataset), out, ensure_ascii=False,
                                           mkdir=True))
     return written
