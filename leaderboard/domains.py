@@ -1,7 +1,8 @@
 """Per-domain results of a board, as the scoring stage wrote them (`domains` in each run's scores.json).
 
 The index shows, under a board, a table of each ranked run's primary quality and latency per domain (the main
-domains, then the optional ones in a table apart) and lets its plot switch to one domain. Nothing is ranked here:
+domains, then the optional ones in a table apart; closed-model runs, ranked apart, are not in it) and lets its plot
+switch to one domain. Nothing is ranked here:
 the rows keep the board's order, and optional domains never change it (the scoring stage leaves them out of the
 top-level scores every board ranks by).
 """
@@ -16,6 +17,9 @@ from leaderboard.plots import quality_latency_svg
 from leaderboard.safe import cap
 
 __all__ = ["DomainTable", "domain_tables", "domain_plots", "run_domains"]
+
+#: domains the plot can switch to (leaderboard/static/style.css shows the switch's first 12 plots: main + 11)
+MAX_PLOTS = 11
 
 
 def run_domains(run: Run) -> dict[str, dict[str, Any]]:
@@ -55,7 +59,7 @@ def _domains_of(runs: list[Run]) -> dict[str, tuple[bool, int]]:
 def domain_tables(board: Board) -> list[DomainTable]:
     """The main domains' table and the optional domains' table of `board` (each only when it has a domain)."""
     runs: list[Run] = []
-    for r in [r for table in board.regimes for r in table.runs] + [r for r in board.closed if r.scored]:
+    for r in [r for table in board.regimes for r in table.runs]:
         if not any(r is seen for seen in runs):  # a run of nested regimes is in several tables
             runs.append(r)
     found = _domains_of(runs)
@@ -76,10 +80,11 @@ def _domain_board(board: Board, domain: str) -> Board:
 
 
 def domain_plots(board: Board) -> list[tuple[str, bool, Any]]:
-    """(domain, optional, its plot's SVG or None) for every domain of the board's runs, main domains first."""
-    out = []
+    """(domain, optional, its plot's SVG or None) for the first `MAX_PLOTS` domains of the board's runs, main
+    domains first (the page's switch has room for as many; the tables show every domain)."""
+    out: list[tuple[str, bool, Any]] = []
     for table in domain_tables(board):
-        for domain in table.domains:
+        for domain in table.domains[:MAX_PLOTS - len(out)]:
             svg = quality_latency_svg(_domain_board(board, domain), uid=f"plot-{board.slug}--{slugify(domain)}")
             out.append((domain, table.optional, svg))
     return out

@@ -14,15 +14,15 @@ from leaderboard.uncertainty import adjacent_p_values, cluster_level, regime_fla
 __all__ = ["board_extras"]
 
 
-def _clusters(board: Board) -> dict[str, Any]:
-    """{regime table name: the ClusterRank of each of its runs}."""
+def _clusters(board: Board) -> list[Any]:
+    """The ClusterRank of each run of each regime table (in `board.regimes` order)."""
     p_values = adjacent_p_values(board)
-    return {table.name: table_clusters(table, p_values, cluster_level(board)) for table in board.regimes}
+    return [table_clusters(table, p_values, cluster_level(board)) for table in board.regimes]
 
 
 def board_extras(results: Results) -> dict[str, Any]:
     """Template context keyed by board slug: `domain_tables`, `domain_plots` ((domain, optional, SVG) each; every
-    text in an SVG is escaped by leaderboard.svg), `clusters` ({regime table: ranks}) and `regime_flags`
+    text in an SVG is escaped by leaderboard.svg), `clusters` (per regime table, its runs' ranks) and `regime_flags`
     ({submission id: flag} of the ranked runs that may belong to another regime)."""
     boards = results.boards
     return {
