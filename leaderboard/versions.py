@@ -80,7 +80,7 @@ def _archived(root: Path, submission: str, dataset: str) -> list[Version]:
     """The kept earlier versions of `submission` on `dataset` (its versions.json)."""
     from harness.batch.history import read_versions
 
-    if "/" in submission or ".." in submission:
+    if "/" in submission + dataset or ".." in submission + dataset:  # names from summary.json stay inside RESULTS
         return []
     sub = layout.ResultsDir(root).submission(submission)
     try:
@@ -92,8 +92,8 @@ def _archived(root: Path, submission: str, dataset: str) -> list[Version]:
         if e.get("dataset") != dataset or not isinstance(e.get("version"), int):
             continue
         folder = sub.version_run(e["version"], dataset)
-        out.append(Version(submission, f"{cap(submission)} v{e['version']}", str(e.get("finished_at") or ""),
-                           _ran(e), str(e.get("status") or ""), _scores(folder.scores)))
+        out.append(Version(submission, f"{cap(submission)} v{e['version']}", cap(str(e.get("finished_at") or "")),
+                           _ran(e), cap(str(e.get("status") or "")), _scores(folder.scores)))
     return out
 
 

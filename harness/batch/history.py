@@ -71,7 +71,8 @@ def keep_previous(sub: layout.SubmissionDir, run: layout.RunDir, dataset: str) -
         shutil.rmtree(run.path)
         return None
     versions = read_versions(sub)
-    number = 1 + max((int(e["version"]) for e in versions if isinstance(e.get("version"), int)), default=0)
+    number = 1 + max((int(e["version"]) for e in versions if isinstance(e.get("version"), int)
+                      and e.get("dataset") == dataset), default=0)  # versions count per dataset: 1-dev, 1-test
     target = sub.version_run(number, dataset)
     target.path.parent.mkdir(parents=True, exist_ok=True)
     run.path.rename(target.path)  # one rename of the folder: the old version is never half-moved
