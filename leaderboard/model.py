@@ -615,7 +615,7 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
     human = _human_summary(root)
     _add_human_scores(runs, human)
     placed, invalid = _place_runs(runs, [raw.get("track") for raw in summary["runs"]], config)
-    # a newer version of the same team's system replaces a superseded run on the board (harness.batch.history)
+    # a superseded run (a newer submission names it in `replaces:`) is on no board (harness.batch.history)
     gone = {i for i, raw in enumerate(summary["runs"]) if raw.get("superseded_by")}
     placed = [(r, t) for r, t in placed if not any(r is runs[i] for i in gone)]
     catalog = Catalog(r.scores for r, _ in placed)
