@@ -55,7 +55,10 @@ _TRACK_FIELDS = ("name", "modality", "source_lang", "target_lang", "latency_unit
                  "segmentation", "resegmentation", "longform_end", "anticipation", "regime_from", "profile")
 _PRIMARY_FIELDS = ("quality", "latency")
 _REGIME_FIELDS = ("name", "min_latency", "max_latency")
-_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context")
+_DATASET_FIELDS = ("source", "references", "segmentation", "transcripts", "source_text", "context", "domains")
+_DOMAINS_FIELDS = ("file", "name", "optional")
+#: a domain's name (in `domains:` and in a domain file): letters, digits, `.`, `_`, `-`
+DOMAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _MODEL_METRIC_FIELDS = ("model", "batch_size", "precision", "gpus", "optional")
 #: the Python package each neural metric needs (its extra), checked for `optional: true` metrics
 _METRIC_PACKAGES = {"COMET": "comet", "XCOMET": "comet", "BLEURT": "bleurt_pytorch"}
@@ -84,6 +87,17 @@ class Dataset:
     transcripts: Path | None = None
     source_text: Path | None = None  # speech: the transcript of the source, line-aligned (COMET's `src`)
     context: Path | None = None  # extra context: a list of documents, one path a line (relative to the list)
+    domains: Domains | None = None  # the domain of each recording (per-domain scores), None: no domains
+
+
+@dataclass(frozen=True)
+class Domains:
+    """A dataset's domains: one `name` for every recording, or a `file` naming each recording's domain
+    (`harness.data.domains` reads it); `optional`: the domains shown apart, out of the main ranking."""
+
+    file: Path | None = None
+    name: str | None = None
+    optional: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -349,7 +363,28 @@ def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, lon
     text = r.get(m, "source_text", where, str, None)
     source_text = r.file(text, f"{where}.source_text", check_files) if text is not None else None
     context = _context(r, m, where, check_files)
-    return Dataset(name=name, source=source, references=refs, source_text=source_text, context=context, **extra)
+    domains = _domains(r, m["domains"], f"{where}.domains", check_files) if m.get("domains") is not None else None
+    return Dataset(name=name, source=source, references=refs, source_text=source_text, context=context,
+                   domains=domains, **extra)
+
+
+def _domains(r: _Reader, raw: Any, where: str, check_files: bool) -> Domains:
+    """`domains: NAME`, `{name: NAME, optional: BOOL}` or `{file: FILE, optional: [NAME, ...]}`."""
+    m = {"name": raw} if isinstance(raw, str) else r.mapping(raw, where, _DOMAINS_FIELDS)
+    if ("file" in m) == ("name" in m):
+        raise r.fail(where, "give either `name` (one domain for the whole dataset) or `file` (each recording's "
+                            "domain)")
+    optional: Any = m.get("optional", False if "name" in m else [])
+    if "name" in m:
+        name = r.get(m, "name", where, str)
+        if not DOMAIN_NAME.fullmatch(name):
+            raise r.fail(f"{where}.name", f"{name!r} is not a domain name (letters, digits, '.', '_', '-')")
+        if not isinstance(optional, bool):
+            raise r.fail(f"{where}.optional", f"expected true or false with `name`, got {optional!r}")
+        return Domains(name=name, optional=(name,) if optional else ())
+    if not isinstance(optional, list) or not all(isinstance(o, str) for o in optional):
+        raise r.fail(f"{where}.optional", f"expected a list of domain names with `file`, got {optional!r}")
+    return Domains(file=r.file(m["file"], f"{where}.file", check_files), optional=tuple(optional))
 
 
 def _context(r: _Reader, m: dict[str, Any], where: str, check_files: bool) -> Path | None:

@@ -39,6 +39,9 @@ MANIFEST = "manifest.json"
 BUILD_LOG = "build.log"
 FETCH_LOG = "fetch.log"
 FETCH_PROXY_LOG = "fetch-proxy.log"
+#: a submission's earlier versions: `versions.json` (their list) and `versions/<N>-<dataset>/` (their run folders)
+VERSIONS = "versions.json"
+VERSIONS_DIR = "versions"
 SUMMARY = "summary.json"
 SIGNIFICANCE_DIR = "significance"
 ANTICIPATION_DIR = "anticipation"
@@ -123,6 +126,15 @@ class SubmissionDir:
 
     def run(self, dataset: str) -> RunDir:
         return RunDir(self.path / dataset)
+
+    @property
+    def versions(self) -> Path:
+        """The list of the submission's earlier versions (`harness.batch.history`)."""
+        return self.path / VERSIONS
+
+    def version_run(self, number: int, dataset: str) -> RunDir:
+        """Where version `number`'s run of `dataset` was kept when a newer version replaced it."""
+        return RunDir(self.path / VERSIONS_DIR / f"{number}-{dataset}")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from leaderboard.metrics_info import Catalog
 from leaderboard.safe import PAGE_TEXT_MAX, cap, capped
 
 OK_STATUSES = SCORED_STATUSES
-META_KEYS = ("counts", "info")
+META_KEYS = ("counts", "info", "domains")  # domains: per-domain scores (leaderboard.domains)
 CLIENT_LOG_TAIL_LINES = 60
 
 
@@ -596,6 +596,9 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
     human = _human_summary(root)
     _add_human_scores(runs, human)
     placed, invalid = _place_runs(runs, [raw.get("track") for raw in summary["runs"]], config)
+    # a superseded run (a newer submission names it in `replaces:`) is on no board (harness.batch.history)
+    gone = {i for i, raw in enumerate(summary["runs"]) if raw.get("superseded_by")}
+    placed = [(r, t) for r, t in placed if not any(r is runs[i] for i in gone)]
     catalog = Catalog(r.scores for r, _ in placed)
     boards = [_board(root, t, d, [r for r, rt in placed if (rt, r.dataset) == (t, d)], config, catalog,
                      _regime_latencies(placed, config, t)) for t, d in _board_keys(placed, config)]

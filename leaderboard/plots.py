@@ -255,16 +255,16 @@ def _plot_desc(q: _Plot) -> str:
                 + ", ".join(f"{t} {s}" for t, s in curves) + ".") if curves else ""))
 
 
-def quality_latency_svg(board: Board, href_prefix: str = "") -> str | None:
+def quality_latency_svg(board: Board, href_prefix: str = "", uid: str | None = None) -> str | None:
     """Scatter of primary quality against primary latency with Pareto front, regimes, system curves and a name
-    beside each point."""
+    beside each point (`uid`: the SVG's id, default `plot-BOARD`)."""
     q = _plot_frame(board)
     if q is None:
         return None
     parts = (_regime_bands(q) + _plot_axes(q) + _front_and_curves(q) + _point_marks(q, href_prefix)
              + _point_labels(q) + _legend(q))
     title = f"{board.primary_quality} against {board.primary_latency} on {board.track} ({board.dataset})"
-    return document(W, H, title, _plot_desc(q), "".join(parts), f"plot-{board.slug}", "plot")
+    return document(W, H, title, _plot_desc(q), "".join(parts), uid or f"plot-{board.slug}", "plot")
 
 
 def _px_unit(unit: str) -> tuple[float, str]:

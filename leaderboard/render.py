@@ -20,11 +20,13 @@ from harness.errors import HarnessError
 from harness.jsonio import write_json
 from leaderboard import views
 from leaderboard.audio import SiteAudio
+from leaderboard.extras import board_extras
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
 from leaderboard.replay import RECORDING_TEXT_MAX, replay_data
 from leaderboard.safe import page_text
+from leaderboard.versions import versions_of
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -111,7 +113,7 @@ class SiteWriter:
             plots[board.slug] = Markup(svg) if svg else None  # built by leaderboard.svg, every text escaped
         downloads = self.downloads()
         self.page("index.html", "index.html", significance=sig, plots=plots, downloads=downloads,
-                  glossary=self.glossary(), invalid=self.results.invalid)
+                  glossary=self.glossary(), invalid=self.results.invalid, **board_extras(self.results))
         if self.results.human:
             self.page("human.html", "human.html", human=self.results.human)
         for board in self.results.boards:
@@ -152,7 +154,8 @@ class SiteWriter:
         self.page("submission.html", f"{base}/index.html", board=board, run=run,
                   rows=views.score_rows(run, self.results.catalog), significance=significance, best=board.best,
                   counts=views.counts(run), manifest=views.manifest_items(run.manifest), instances=per_instance,
-                  latency_keys=latency_keys, instance_pages=self.instance_pages)
+                  latency_keys=latency_keys, instance_pages=self.instance_pages,
+                  versions=versions_of(self.results, board, run))
         if not self.instance_pages:
             return
         for n, (rec, metrics) in enumerate(per_instance):

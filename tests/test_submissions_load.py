@@ -191,7 +191,7 @@ def test_read_image_tar(tmp_path: Path) -> None:
          "kind: 'Primary' is not one of primary, contrastive; did you mean 'primary'?"),
         (lambda t: t + "extra: 1\n", "extra: unknown field (known: team, system, contact, track, kind, "
                                      "description, build, command, baseline, interface, port, "
-                                     "speech_processor_config, logs, hardware, models, prepare, fetch)"),
+                                     "speech_processor_config, logs, hardware, models, prepare, fetch, replaces)"),
         (lambda t: t.replace("{dockerfile: Dockerfile}", "{docker_file: Dockerfile}"),
          "build.docker_file: unknown field; did you mean 'dockerfile'?"),
     ],

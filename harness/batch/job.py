@@ -12,17 +12,17 @@ is ignored with a warning.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from harness import layout
-from harness.batch import manifest, resume
+from harness.batch import history, manifest, resume
 from harness.batch.options import EvaluateOptions, backend_name, build_engine_of, registry_of
 from harness.batch.progress import Progress
 from harness.batch.results import configured_baseline, score_run
 from harness.config import Dataset, TaskConfig, Track
+from harness.data.domains import domain_map
 from harness.errors import HarnessError, MetricSetupError, SubmissionError
 from harness.intake.discover import SubmissionRef
 from harness.jsonio import read_json_or_none
@@ -32,12 +32,13 @@ from harness.run.spec import RunInterrupted, RunResult, RunSpec, count_instances
 from harness.runlog import read_statuses
 
 if TYPE_CHECKING:
+    from harness.data.domains import DomainMap
     from harness.images.base import ImageInfo
     from harness.intake.submission import Submission
     from harness.scoring.options import ScoringOptions
 
 _META = ("team", "system", "track", "kind", "baseline", "contact", "interface", "port", "speech_processor_config",
-         "models", "hardware", "prepare", "fetch")
+         "models", "hardware", "prepare", "fetch", "replaces")
 
 
 class _Failed(Exception):
@@ -57,6 +58,8 @@ def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Ou
            "baseline": configured_baseline(config, meta.get("track"), sub_id),
            "dataset": dataset, "status": outcome.status, "reason": outcome.reason, "partial": outcome.partial,
            "scores": scores or {}}
+    if meta.get("replaces"):  # a new version of the team's earlier submission (batch/history.py)
+        rec["replaces"] = meta["replaces"]
     if meta.get("models") == "closed":  # ranked apart (leaderboard, significance)
         rec["models"] = "closed"
     if meta.get("log"):  # scored from the participant's log: its computation-aware latency is not ours
@@ -86,13 +89,13 @@ def run_manifest(result: RunResult, attempts: list[dict[str, Any]], run: layout.
     }
 
 
-def scored(run: layout.RunDir, options: ScoringOptions, outcome: failures.Outcome
+def scored(run: layout.RunDir, options: ScoringOptions, outcome: failures.Outcome, domains: DomainMap | None = None
            ) -> tuple[failures.Outcome, dict[str, Any] | None]:
     """Score what the run logged; a clean run whose log cannot be scored is a protocol violation. A metric that
     cannot be computed here (MetricSetupError: no comet extra, checkpoint or GPU) is the organizer's to fix and
     stops the batch."""
     try:
-        return outcome, score_run(run.path, options, outcome.partial or outcome.status != failures.OK)
+        return outcome, score_run(run.path, options, outcome.partial or outcome.status != failures.OK, domains)
     except MetricSetupError:
         raise
     except HarnessError as exc:
@@ -210,8 +213,8 @@ class SubmissionJob:
         prev = resume.finished_run(run, key) if self.opts.resume else None
         if prev:
             return self._resumed(run, ds.name, prev, entry, expected)
-        if run.path.exists():  # an unfinished or outdated run starts over (see batch/resume.py)
-            shutil.rmtree(run.path)
+        # an unfinished run starts over; a finished one of an older version is kept (batch/resume.py, history.py)
+        history.keep_previous(self.out, run, ds.name)
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
         volume = self._fetch(sub, info)
@@ -219,7 +222,7 @@ class SubmissionJob:
             return self._not_run(run, ds.name, key, entry, volume)
         result, attempts = self._execute(sub, track, ds, info, run, expected, volume)
         t_score = time.monotonic()
-        outcome, scores = scored(run, self._scoring_options(track, ds), result.outcome)
+        outcome, scores = scored(run, self._scoring_options(track, ds), result.outcome, domain_map(track, ds))
         result.timings["score_s"] = time.monotonic() - t_score
         result.timings["total_s"] = result.timings.get("total_s", 0.0) + result.timings["score_s"]
         if scores and isinstance(scores.get("BLEU"), dict) and scores["BLEU"].get("signature"):
@@ -302,8 +305,7 @@ class SubmissionJob:
         prev = resume.finished_run(run, key) if self.opts.resume else None
         if prev:
             return self._resumed(run, ds.name, prev, entry, count_instances(track, ds))
-        if run.path.exists():
-            shutil.rmtree(run.path)
+        history.keep_previous(self.out, run, ds.name)  # an earlier version's finished run is kept
         run.path.mkdir(parents=True, exist_ok=True)
         resume.mark_started(run, key)
         self.progress.update(self.sub_id, dataset=ds.name, state="scoring log")
@@ -315,7 +317,8 @@ class SubmissionJob:
             outcome, scores, records = failures.Outcome(failures.INVALID_SUBMISSION, str(exc)), None, []
         else:
             write_records(run.path, records)
-            outcome, scores = scored(run, self._scoring_options(track, ds), failures.Outcome(failures.OK))
+            outcome, scores = scored(run, self._scoring_options(track, ds), failures.Outcome(failures.OK),
+                                     domain_map(track, ds))
         entry.update(status=outcome.status, reason=outcome.reason, partial=outcome.partial,
                      instances={"done": len(records), "expected": len(records)},
                      timings={"score_s": round(time.monotonic() - t0, 3)})

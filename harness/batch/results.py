@@ -14,18 +14,25 @@ from harness.jsonio import read_json_or_none, write_json
 from harness.runlog import read_statuses
 
 if TYPE_CHECKING:
+    from harness.data.domains import DomainMap
     from harness.scoring.options import ScoringOptions
 
 
-def score_run(run_dir: Path, options: ScoringOptions, partial: bool) -> dict[str, Any] | None:
+def score_run(run_dir: Path, options: ScoringOptions, partial: bool, domains: DomainMap | None = None
+              ) -> dict[str, Any] | None:
     """Score what the run logged with `options` (`track_scoring_options` of its track, with the task's neural
-    metrics); None when nothing was logged; writes scores.json and instance_scores.jsonl."""
+    metrics) and, for a dataset with `domains:`, per domain (`domain_map`); None when nothing was logged; writes
+    scores.json and instance_scores.jsonl."""
     from harness.scoring import score_log, write_instance_scores, write_scores
 
     log = layout.RunDir(run_dir).instances_log
     if not read_statuses(log):
         return None
     scores, rows = score_log(log, options)
+    if domains is not None:  # per-domain scores; optional domains out of the top-level (ranked) scores
+        from harness.scoring.domains import add_domain_scores
+
+        scores = add_domain_scores(scores, log, domains, options)
     write_instance_scores(log.parent, rows)
     if isinstance(scores.get("info"), dict):
         scores["info"]["partial"] = partial
@@ -102,7 +109,11 @@ def regime_notes(config: TaskConfig, runs: list[dict[str, Any]]) -> dict[tuple[s
 
 def write_summary(config: TaskConfig, output: Path, runs: list[dict[str, Any]]) -> Path:
     """RESULTS/summary.json (docs/formats.md); `runs` is every run of the folder (see `outdir.merge_runs`). A run
-    whose regime cannot be decided (`regime_notes`) says why in `not_ranked`."""
+    whose regime cannot be decided (`regime_notes`) says why in `not_ranked`; one that a newer submission of the same
+    team replaces (its `replaces:`) names it in `superseded_by` (`harness.batch.history`)."""
+    from harness.batch.history import mark_superseded
+
+    mark_superseded(runs)  # a newer version of the team's submission (`replaces:`) takes its place on the board
     notes = regime_notes(config, runs)
     for r in runs:
         r.pop("not_ranked", None)

@@ -18,7 +18,7 @@ from harness.run import failures
 from harness.runmeta import read_run_meta, update_run_meta
 
 #: keys of run.json that describe how a run ended (cleared when it starts again)
-_OUTCOME_KEYS = ("status", "reason", "partial", "manifest")
+_OUTCOME_KEYS = ("status", "reason", "partial", "manifest", "finished_at")
 
 
 def content_key(image_digest: str, config: TaskConfig, track: str, dataset: str, data_hashes: dict[str, str], *,
@@ -56,5 +56,7 @@ def mark_started(run: layout.RunDir, key: str) -> None:
 
 
 def mark_finished(run: layout.RunDir, key: str, outcome: failures.Outcome, entry: dict[str, Any]) -> None:
-    update_run_meta(run, {"content_key": key, "finished": True, "status": outcome.status,
+    from harness.batch.history import now
+
+    update_run_meta(run, {"content_key": key, "finished": True, "finished_at": now(), "status": outcome.status,
                           "reason": outcome.reason, "partial": outcome.partial, "manifest": entry})

@@ -21,6 +21,7 @@ from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
 from harness.config import load_config, require_dataset_files
+from harness.data.domains import require_domains
 from harness.errors import HarnessError
 from harness.fields import name_hint
 from harness.intake.discover import SubmissionRef, discover
@@ -192,6 +193,7 @@ def load_options(submissions: list[str | Path], config_path: Path, output: Path,
         for track in config.tracks:
             if ds in track.datasets:
                 require_dataset_files(config, track, ds)
+                require_domains(config, track, ds)
     from harness.metrics.track_tools import track_tool_problems
 
     for track in config.tracks:  # a tool scoring needs that cannot run here: one line before anything runs

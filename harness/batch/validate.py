@@ -202,7 +202,10 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
     finally:
         shown.close()
     options = track_scoring_options(track, config=config, dataset=track.dataset(dataset))
-    scores = score_run(run_dir, options, outcome.partial or outcome.status != failures.OK) or {}
+    from harness.data.domains import domain_map
+
+    domains = domain_map(track, track.dataset(dataset))
+    scores = score_run(run_dir, options, outcome.partial or outcome.status != failures.OK, domains) or {}
     return Report(sub.id, dataset, outcome.status, outcome.reason, outcome.partial,
                   (result.instances_done, result.instances_expected), scores, run_dir, track=track.name,
                   client_log_tail=result.client_log_tail, prepare_s=result.timings.get("prepare_s"))

@@ -4,7 +4,8 @@
 config wants the whole list: every missing or empty source, reference and segmentation file of every dataset,
 every dataset's files read as a run reads them (line counts, audio, segmentation: `harness.data.dataset_check`),
 malformed tracks and datasets (each reported, the rest still read), duplicate track and regime names, language
-fields that are no language code, and, when the submissions are named, a `baseline:` id that none of them has.
+fields that are no language code, every dataset's domains (`harness.data.domains`), and, when the submissions
+are named, a `baseline:` id that none of them has.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def _track_indices(config: TaskConfig) -> dict[str, int]:
 def data_problems(config: TaskConfig) -> list[str]:
     """A line for each problem a run would meet in the files of every dataset (`harness.data.dataset_check`)."""
     from harness.data.dataset_check import dataset_problems
+    from harness.data.domains import domain_problems
 
     indices = _track_indices(config)
     out = []
@@ -47,7 +49,15 @@ def data_problems(config: TaskConfig) -> list[str]:
         for name, ds in track.datasets.items():
             where = f"{config.path}: tracks[{indices.get(track.name, '?')}].datasets.{name}"
             out += [f"{where}.{field}: {message}" for field, message in dataset_problems(track, ds)]
+            if ds.domains is not None and _readable(ds.source) and (ds.domains.file is None
+                                                                     or _readable(ds.domains.file)):
+                out += [f"{where}.domains: {message}" for message in domain_problems(track, ds)]
     return out
+
+
+def _readable(path: Path) -> bool:
+    """A file that is there and not empty (the config reader reports the others)."""
+    return path.is_file() and path.stat().st_size > 0
 
 
 def baseline_problems(config: TaskConfig, submissions: list[str]) -> list[str]:

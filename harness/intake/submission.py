@@ -26,13 +26,13 @@ KINDS = ("primary", "contrastive")
 #: what a system is built on: `closed` (closed-source models) puts it in a table apart, out of the main ranking
 MODELS = ("open", "closed")
 _FIELDS = ("team", "system", "contact", "track", "kind", "description", "build", "command", "baseline", "interface",
-           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "fetch")
+           "port", "speech_processor_config", "logs", "hardware", "models", "prepare", "fetch", "replaces")
 #: how the participant talks to the harness: `harness` (it runs our client) or an IWSLT 2023-26 agent server
 INTERFACES = ("harness", "simuleval-agent-server", "simulstream-http")
 DEFAULT_PORTS = {"simuleval-agent-server": 2023, "simulstream-http": 8080}
 #: the longest value of each text field: these strings reach terminals, summary.json and every leaderboard page
 MAX_CHARS = {"team": 64, "system": 64, "track": 100, "kind": 20, "contact": 200, "description": 2000,
-             "hardware": 200}
+             "hardware": 200, "replaces": 255}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -71,6 +71,7 @@ class Submission:
     #: run once per image and command before any data is seen (egress only to the task's allowed hosts), writing
     #: $HARNESS_FETCH_DIR, which prepare and the run get read-only (harness.run.fetch)
     fetch: tuple[str, ...] = ()
+    replaces: str = ""  # the id of the team's earlier submission this one is a new version of (harness.batch.history)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -190,6 +191,7 @@ def _fields(folder: Path, raw: dict[str, Any], fail: Any, text: Any, take: Any) 
         models=models,
         prepare=take(lambda: _step(raw.get("prepare"), fail, "prepare"), ()),
         fetch=take(lambda: _step(raw.get("fetch"), fail, "fetch"), ()),
+        replaces=text("replaces", required=False, pattern=_NAME),
         raw=raw,
     )
 
@@ -229,6 +231,7 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
+                      replaces=text("replaces", required=False, pattern=_NAME),
                       logs=_logs(raw["logs"], folder, fail, take), hardware=hardware, models=models, raw=raw,
                       log_configs=take(lambda: _log_extras(raw["logs"], folder, fail, "config"), {}),
                       log_tokenizers=take(lambda: _log_extras(raw["logs"], folder, fail, "tokenizer"), {}))

@@ -124,7 +124,16 @@ def _score(evaluation: Evaluation) -> Path:
     from harness.scoring import score_log, write_instance_scores, write_scores
     from harness.scoring.options import track_scoring_options
 
-    scores, rows = score_log(evaluation.writer.path, track_scoring_options(evaluation.track))
+    options = track_scoring_options(evaluation.track)
+    scores, rows = score_log(evaluation.writer.path, options)
+    ds = evaluation.track.datasets.get(evaluation.dataset_name)
+    if ds is not None and ds.domains is not None:  # per-domain scores (harness.scoring.domains)
+        from harness.data.domains import domain_map
+        from harness.scoring.domains import add_domain_scores
+
+        domains = domain_map(evaluation.track, ds)
+        if domains is not None:
+            scores = add_domain_scores(scores, evaluation.writer.path, domains, options)
     target = write_scores(evaluation.writer.path, scores)
     write_instance_scores(target.parent, rows)
     return target

@@ -63,6 +63,10 @@ class ScoringOptions:
         """These options with the target language a run recorded, where they name none (else these options)."""
         return self if self.target_lang is not None or target_lang is None else replace(self, target_lang=target_lang)
 
+    def without_model_metrics(self) -> ScoringOptions:
+        """These options without the neural metrics (per-domain scores do not run a model once more per domain)."""
+        return replace(self, model_metrics={}, source_texts=None)
+
     @property
     def language(self) -> str | None:
         """The target's primary language subtag, lower case (`es` of `es-MX`), or None when not known."""

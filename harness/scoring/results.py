@@ -5,9 +5,11 @@
   scores its own scoring wrote, kept as they are);
 - `RESULTS/significance/<track>/<dataset>.json` per configured track × dataset: the paired bootstrap of every
   scored run against the board's best on the track's primary quality and latency metrics, over the instances
-  both decoded. The best is the best complete run by primary quality (a partial one only when none is complete),
-  the order the leaderboard ranks in. Systems built on closed models (`models: closed`) are ranked apart, and runs
-  whose regime cannot be decided (`not_ranked`) are not ranked: they are neither the best nor tested against it.
+  both decoded, and (`adjacent`) of every two runs next to each other in one of the board's ranked tables on
+  primary quality (`harness.scoring.clusters`: the leaderboard's rank clusters). The best is the best complete
+  run by primary quality (a partial one only when none is complete), the order the leaderboard ranks in. Systems
+  built on closed models (`models: closed`) are ranked apart, and runs whose regime cannot be decided
+  (`not_ranked`) are not ranked: they are neither the best nor tested against it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from harness.jsonio import write_json
 from harness.metric_registry import LATENCY_METRICS, MODEL_METRICS, QUALITY_METRICS, REGISTRY
 from harness.metrics.latency import continuous_wait
 from harness.metrics.significance import paired_quality, paired_values
+from harness.scoring.clusters import SIGNIFICANCE_LEVEL
 from harness.scoring.corpus import corpus_instance_metrics, instance_rows
 from harness.scoring.files import write_instance_scores
 from harness.scoring.longform import is_longform_log, sentence_scores
@@ -86,21 +89,18 @@ def dataset_anticipation(ds: Any) -> dict[str, Any]:
     return {"aligner": aligner.name, "definition": DEFINITION, "reference_sets": sets}
 
 
-def _load(run_dir: layout.RunDir, track: Track, options: ScoringOptions) -> _RunData | None:
+def _load(run_dir: layout.RunDir, track: Track, options: ScoringOptions, keep: set[int] | None = None
+          ) -> _RunData | None:
     """Read the run's log (a torn last line left out); write its instance_scores.jsonl; None without a log.
-    `options`: the track's scoring options (`track_scoring_options`)."""
-    from harness.runlog import read_instances
-
-    if not run_dir.instances_log.is_file():
+    `options`: the track's scoring options (`track_scoring_options`). With `keep` (the main domains' instances when
+    some domain is optional: `harness.scoring.domains`), only those instances, and nothing is written."""
+    read = _read_log(run_dir, keep)
+    if read is None:
         return None
-    try:
-        log = read_instances(run_dir.instances_log, allow_torn=True)
-    except HarnessError:
-        return None  # nothing to score (the run's status already says why)
-    records = sorted(log.records, key=lambda r: r["index"])
+    log, records = read
     if is_longform_log(records):  # boards compare long-form runs sentence by sentence, after resegmentation
         sentences, values, rows = sentence_scores(records, options, latency_unit=log.latency_unit)
-        write_instance_scores(run_dir.path, rows)
+        _write_rows(run_dir, rows, keep)
         latency_ = {name: dict(enumerate(vals)) for name, vals in values.items()}
         return _RunData({r["index"]: r for r in sentences}, latency_, next(iter(reference_sets_of(sentences[0]))))
     ref_set = next(iter(reference_sets_of(records[0])))
@@ -116,10 +116,40 @@ def _load(run_dir: layout.RunDir, track: Track, options: ScoringOptions) -> _Run
         names.append("AA")
     neural = _neural_values(run_dir, [r["index"] for r in records])
     per.update(neural)
-    write_instance_scores(run_dir.path, instance_rows(records, per, names + list(neural)))
+    _write_rows(run_dir, instance_rows(records, per, names + list(neural)), keep)
     latency = {name: {r["index"]: (None if v != v else float(v)) for r, v in zip(records, arr.tolist(), strict=True)}
                for name, arr in per.items()}
     return _RunData({r["index"]: r for r in records}, latency, ref_set)
+
+
+def _write_rows(run_dir: layout.RunDir, rows: list[dict[str, Any]], keep: set[int] | None) -> None:
+    """Write the run's instance_scores.jsonl, unless only some instances (`keep`) were read."""
+    if keep is None:
+        write_instance_scores(run_dir.path, rows)
+
+
+def _read_log(run_dir: layout.RunDir, keep: set[int] | None) -> tuple[Any, list[dict[str, Any]]] | None:
+    """(the run's log, its records in index order: only those in `keep` when given), None when there are none."""
+    from harness.runlog import read_instances
+
+    if not run_dir.instances_log.is_file():
+        return None
+    try:
+        log = read_instances(run_dir.instances_log, allow_torn=True)
+    except HarnessError:
+        return None  # nothing to score (the run's status already says why)
+    records = sorted((r for r in log.records if keep is None or r["index"] in keep), key=lambda r: r["index"])
+    return (log, records) if records else None
+
+
+def _domains(track: Track, dataset: str | None) -> Any:
+    """The domain map of the track's dataset `dataset` (None: no such dataset, or no domains)."""
+    ds = track.datasets.get(dataset) if dataset is not None else None
+    if ds is None or ds.domains is None:
+        return None
+    from harness.data.domains import domain_map
+
+    return domain_map(track, ds)
 
 
 def _anticipation_values(records: list[dict[str, Any]]) -> Any:
@@ -192,9 +222,11 @@ def score_results(config: TaskConfig, results_dir: str | Path, runs: list[dict[s
                         if any(r.get("track") == track.name and r.get("dataset") == name for r in runs)]
         for dataset in track.datasets:
             board = [r for r in runs if r.get("track") == track.name and r.get("dataset") == dataset
-                     and r.get("models") != "closed" and not r.get("not_ranked")]
+                     and r.get("models") != "closed" and not r.get("not_ranked") and not r.get("superseded_by")]
             if board:
                 out = _board_significance(track, dataset, board, data, bootstrap, seed)
+                out["adjacent"] = _adjacent_tests(track, dataset, board, runs, data, bootstrap, seed)
+                out["cluster_level"] = SIGNIFICANCE_LEVEL  # p below it: a new rank cluster starts
                 written.append(write_json(results.significance(track.name, dataset), out, ensure_ascii=False,
                                           mkdir=True))
     return written
@@ -215,6 +247,9 @@ def _load_runs(config: TaskConfig, results: layout.ResultsDir, runs: list[dict[s
         if "/" in run["submission"] + run["dataset"] or ".." in run["submission"] + run["dataset"]:
             continue
         data[(run["submission"], run["dataset"])] = loaded = _load(run_dir, track, options[track.name])
+        main = domains.main_indices if (domains := _domains(track, run["dataset"])) is not None else None
+        if loaded is not None and main is not None:  # optional domains never change the main ranking
+            data[(run["submission"], run["dataset"])] = _load(run_dir, track, options[track.name], main)
         if loaded is not None:
             written.append(run_dir.instance_scores)
     return data, written
@@ -236,4 +271,20 @@ def _board_significance(track: Track, dataset: str, board: list[dict[str, Any]],
             continue
         out["runs"][run["submission"]] = {m: _paired(best_data, other, m, track, bootstrap, seed)
                                           for m in (track.primary_quality, track.primary_latency)}
+    return out
+
+
+def _adjacent_tests(track: Track, dataset: str, board: list[dict[str, Any]], runs: list[dict[str, Any]],
+                    data: dict[tuple[str, str], _RunData | None], bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """The paired test on primary quality of every two runs adjacent in one of the board's tables
+    (`harness.scoring.clusters`): what the leaderboard's rank clusters are made of."""
+    from harness.scoring.clusters import adjacent_pairs
+
+    scored = [r for r in board if _scored(r, track.primary_quality)]
+    out = []
+    for a, b in adjacent_pairs(track, scored, runs):
+        first, second = data.get((a, dataset)), data.get((b, dataset))
+        if first is not None and second is not None:
+            out.append({"runs": [a, b], track.primary_quality: _paired(first, second, track.primary_quality, track,
+                                                                       bootstrap, seed)})
     return out

@@ -263,12 +263,14 @@ def open_evaluation(config_path: str | Path, dataset_name: str, output: str | Pa
     host paths."""
     from harness.config import load_config, require_dataset_files
     from harness.data.context import context_paths
+    from harness.data.domains import require_domains
     from harness.data.loader import load_dataset
 
     config = load_config(config_path, check_files=False)  # only this dataset's files need to exist
     track = config.track(track_name)
     ds = track.dataset(dataset_name)
     require_dataset_files(config, track, dataset_name)
+    require_domains(config, track, dataset_name)
     dataset = load_dataset(track.modality, ds.source, ds.references, ds.segmentation, ds.transcripts)
     run = layout.RunDir(Path(output))
     identity = run_identity(config, track, dataset_name, system)
