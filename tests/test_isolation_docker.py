@@ -16,42 +16,14 @@ import pytest
 from harness.config import load_config
 from harness.run import failures, network
 from harness.run.docker_backend import docker_api
-from harness.run.execute import execute_run
-from harness.run.spec import RunResult, RunSpec
-from tests.evaluate_data.support import CONFIG, HostListener, leftovers, make_submission
+from tests.evaluate_data.support import CONFIG, HostListener, leftovers, run_probe, tagged
 
 pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")
-def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The probe agent on the base image (built with plain `docker build`: these tests are about runs)."""
-    from harness.images.base import docker_env, ensure_base_image
-
-    ensure_base_image()
-    folder = make_submission(tmp_path_factory.mktemp("subs"), "isolation-probe", "python3 /app/probe_agent.py copy")
-    out = subprocess.run(["docker", "build", "-q", "-t", "harness-test-probe:latest", str(folder)],
-                         capture_output=True, text=True, env=docker_env(), check=True)
-    return out.stdout.strip().splitlines()[-1]
-
-
-@pytest.fixture(scope="module")
 def config():
     return load_config(CONFIG)
-
-
-def run_probe(image: str, config, out: Path, *args: str) -> tuple[RunResult, str]:
-    spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
-                   track=config.track("text-en-es"), dataset=config.track("text-en-es").dataset("dev"), out_dir=out)
-    result = execute_run(spec)
-    assert leftovers(f"harness.run={spec.run_id}") == [], "containers or networks left behind"
-    log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
-    return result, log
-
-
-def tagged(log: str, tag: str) -> dict:
-    line = next(ln for ln in log.splitlines() if ln.startswith(tag + " "))
-    return json.loads(line[len(tag) + 1:])
 
 
 def test_normal_run_and_flags_read_back(probe_image, config, tmp_path):
