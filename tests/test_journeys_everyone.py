@@ -12,13 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.evaluate_data.support import CONFIG, generous_config
+from tests.harness_cli import run_harness as harness
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "examples" / "runs" / "udhr-dev-waitk3"
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
 
 
 def one_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:

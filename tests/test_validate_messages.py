@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.evaluate_data import support
 from tests.evaluate_data.support import CONFIG, make_submission
 
 
 def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
-                           "--output", str(out), "--no-docker", *extra], capture_output=True, text=True, timeout=300)
+    return support.validate(folder, out, "--no-docker", *extra)
 
 
 def test_list_command_that_does_not_exist_is_a_crash_saying_so(tmp_path: Path) -> None:
