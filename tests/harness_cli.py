@@ -31,3 +31,17 @@ def validate(folder: Path, config: Path, out: Path, *extra: str,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`harness validate FOLDER --config CONFIG --output OUT EXTRA...`."""
     return run_harness("validate", str(folder), "--config", str(config), "--output", str(out), *extra, env=env)
+
+
+def read_terminal(master: int) -> bytes:
+    """All a command wrote to a pseudo-terminal, read from its master side until the command closed its side."""
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the other side is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    return shown
