@@ -16,7 +16,7 @@ import pytest
 from harness.config import load_config
 from harness.run import failures, network
 from harness.run.docker_backend import docker_api
-from tests.evaluate_data.support import CONFIG, HostListener, leftovers, run_probe, tagged
+from tests.evaluate_data.support import CONFIG, HostListener, generous_config, leftovers, run_probe, tagged
 
 pytestmark = pytest.mark.docker
 
@@ -24,6 +24,12 @@ pytestmark = pytest.mark.docker
 @pytest.fixture(scope="module")
 def config():
     return load_config(CONFIG)
+
+@pytest.fixture(scope="module")
+def patient(tmp_path_factory: pytest.TempPathFactory):
+    """CONFIG with timeouts far above what a probe takes on a loaded machine: the probes that scan the filesystem or
+    try connections end by themselves, never by the clock."""
+    return load_config(generous_config(tmp_path_factory.mktemp("patient")))
 
 
 def test_normal_run_and_flags_read_back(probe_image, config, tmp_path):
@@ -66,7 +72,7 @@ def _bridge_gateway() -> str:
     return out or "172.17.0.1"
 
 
-def test_network_reaches_only_the_server(probe_image, config, tmp_path):
+def test_network_reaches_only_the_server(probe_image, patient, tmp_path):
     """Host listener (docker0 gateway, own bridge's gateway), another run's network and container: all fail."""
     api = docker_api()
     other_run = "test-other-" + uuid.uuid4().hex[:6]
@@ -83,7 +89,7 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
         other_gw = other["IPAM"]["Config"][0]["Gateway"]
         targets = [f"{_bridge_gateway()}:{listener.port}", f"{other_gw}:{listener.port}", f"{other_ip}:8080",
                    f"127.0.0.1:{listener.port}", "server:8000"]
-        result, log = run_probe(probe_image, config, tmp_path, "net", *targets)
+        result, log = run_probe(probe_image, patient, tmp_path, "net", *targets)
         reached = tagged(log, "NET")
         assert reached.pop("server:8000") == "connected", "positive control: the server must be reachable"
         assert all(v != "connected" for v in reached.values()), reached
@@ -96,11 +102,11 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
     assert leftovers(f"harness.run={other_run}") == []
 
 
-def test_own_gateway_unreachable(probe_image, config, tmp_path):
+def test_own_gateway_unreachable(probe_image, patient, tmp_path):
     """The run's own bridge has no host address: the container's default gateway answers nothing."""
     listener = HostListener()
     try:
-        result, log = run_probe(probe_image, config, tmp_path, "net", f"GATEWAY:{listener.port}")
+        result, log = run_probe(probe_image, patient, tmp_path, "net", f"GATEWAY:{listener.port}")
     finally:
         listener.close()
     reached = tagged(log, "NET")
@@ -108,9 +114,9 @@ def test_own_gateway_unreachable(probe_image, config, tmp_path):
     assert listener.accepted == []
 
 
-def test_references_are_absent(probe_image, config, tmp_path):
+def test_references_are_absent(probe_image, patient, tmp_path):
     needle = (Path(CONFIG).parent / "dev.es").read_text(encoding="utf-8").splitlines()[0]
-    result, log = run_probe(probe_image, config, tmp_path, "refs", needle)
+    result, log = run_probe(probe_image, patient, tmp_path, "refs", needle)
     found = tagged(log, "REFS")
     assert found == {"found": [], "env": []}
     # the server, which alone has the data, did log the reference

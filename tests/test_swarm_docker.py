@@ -36,6 +36,7 @@ from tests.evaluate_data.support import (
     CONFIG,
     HERE,
     HostListener,
+    generous_config,
     leftovers,
     make_submission,
     run_probe,
@@ -50,6 +51,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def config():
     return load_config(CONFIG)
+
+@pytest.fixture(scope="module")
+def patient(tmp_path_factory: pytest.TempPathFactory):
+    """CONFIG with timeouts far above what a probe takes on a loaded machine: the probes that scan the filesystem or
+    try connections end by themselves, never by the clock."""
+    return load_config(generous_config(tmp_path_factory.mktemp("patient")))
 
 
 def non_ca(scores: dict) -> dict:
@@ -114,7 +121,7 @@ def _gateway(net: dict) -> str:
     return cfg.get("Gateway") or str(next(ipaddress.ip_network(cfg["Subnet"]).hosts()))
 
 
-def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_path):
+def test_swarm_network_reaches_only_its_server(swarm, probe_image, patient, tmp_path):
     """Host listener (docker0 and docker_gwbridge gateways, loopback), another run's server service on its own
     overlay network, the references: nothing but this run's server answers."""
     api = docker_api()
@@ -134,13 +141,13 @@ def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_p
         gateways = [_gateway(api.inspect_network(n)) for n in ("bridge", "docker_gwbridge")]
         targets = [f"{gw}:{listener.port}" for gw in gateways] + [
             f"{other_ip}:8080", f"127.0.0.1:{listener.port}", f"GATEWAY:{listener.port}", "server:8000"]
-        _, log = run_probe(probe_image, config, tmp_path / "net", "net", *targets, backend=SwarmBackend())
+        _, log = run_probe(probe_image, patient, tmp_path / "net", "net", *targets, backend=SwarmBackend())
         reached = tagged(log, "NET")
         assert reached.pop("server:8000") == "connected", "positive control: the server must be reachable"
         assert all(v != "connected" for v in reached.values()), reached
         assert listener.accepted == []
         needle = (HERE / "dev.es").read_text(encoding="utf-8").splitlines()[0]
-        _, log = run_probe(probe_image, config, tmp_path / "refs", "refs", needle, backend=SwarmBackend())
+        _, log = run_probe(probe_image, patient, tmp_path / "refs", "refs", needle, backend=SwarmBackend())
         assert tagged(log, "REFS") == {"found": [], "env": []}
     finally:
         listener.close()
