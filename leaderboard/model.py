@@ -403,7 +403,7 @@ def _run_from_summary(root: Path, raw: Any, i: int, used: set[str]) -> Run:
     )
 
 
-def _metric_keys(runs: list[Run]) -> list[str]:
+def metric_keys(runs: list[Run]) -> list[str]:
     """Every metric key of `runs`, in the order they first appear."""
     present: list[str] = []
     for r in runs:
@@ -439,7 +439,7 @@ def _latency_columns(wanted: list[str], present: list[str], pl: str, catalog: Ca
 def _columns(track: Track | None, runs: list[Run], pq: str, pl: str, catalog: Catalog) -> list[str]:
     """Index columns: primary quality, primary latency (and its CA variant), then the other configured quality and
     latency metrics, NE and Norm-Scores."""
-    present = _metric_keys(runs)
+    present = metric_keys(runs)
     wanted = _wanted(track, present, pq, pl, catalog)
     quality = [k for k in wanted if catalog.describe(k).kind == "quality"]
     latency = _latency_columns(wanted, present, pl, catalog)

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.units import split_units
 from leaderboard.metrics_info import Catalog
-from leaderboard.model import META_KEYS, Results, Run
+from leaderboard.model import META_KEYS, Results, Run, metric_keys
 from leaderboard.safe import NAME_MAX, PAGE_TEXT_MAX, cap, csv_text, public_run
 
 REVISIONS_MAX = 1000  # revisions an instance page shows
@@ -155,16 +155,6 @@ def slider_data(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def board_metric_keys(runs: list[Run]) -> list[str]:
-    """Every metric key present in `runs`, in first-seen order."""
-    keys: list[str] = []
-    for r in runs:
-        for k in r.metric_keys:
-            if k not in keys:
-                keys.append(k)
-    return keys
-
-
 def public_summary(results: Results) -> dict[str, Any]:
     """summary.json as the site publishes it: participants' strings capped (`leaderboard.safe`)."""
     meta = {k: (cap(v) if isinstance(v, str) else v) for k, v in results.summary.items() if k != "runs"}
@@ -180,7 +170,7 @@ def track_summary(results: Results, track: str) -> dict[str, Any]:
 def track_csv(runs: list[Run]) -> str:
     """One row per run: identity, status and every metric with its interval. Text cells are capped and cannot
     start a spreadsheet formula (`leaderboard.safe.csv_text`); numbers are written as numbers."""
-    keys = board_metric_keys(runs)
+    keys = metric_keys(runs)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     head = ["submission", "team", "system", "track", "dataset", "kind", "baseline", "status", "reason", "models",
@@ -236,4 +226,4 @@ def counts(run: Run) -> dict[str, Any]:
 
 
 __all__ = ["META_KEYS", "timeline", "slider_data", "public_summary", "track_summary", "track_csv", "score_rows",
-           "manifest_items", "counts", "board_metric_keys"]
+           "manifest_items", "counts"]

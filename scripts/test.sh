@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it): set up (if needed), lint, type check, then pytest in the set-up's own virtual
 # environment.
-#   bash scripts/test.sh           the whole suite: the tests that need no engine run two at a time (pytest-xdist),
-#                                  then those that use Docker or the swarm lab, one at a time (they share an engine)
+#   bash scripts/test.sh           the whole suite in one pytest run, two test modules at a time (pytest-xdist
+#                                  `--dist loadfile`): the Docker modules first, beside each other, then the others
+#                                  (the order: tests/conftest.py); the slowest durations are printed at the end
 #   bash scripts/test.sh --fast    the fast tier: no Docker, no network namespaces, nothing marked slow
 # Any other argument goes to pytest (e.g. a file, or -k NAME); with one, pytest runs once, as asked.
 set -euo pipefail
@@ -26,7 +27,4 @@ fi
 if [ "${#args[@]}" -gt 0 ]; then
   exec "${PYTEST[@]}" "${args[@]}"
 fi
-rc=0
-"${PYTEST[@]}" "${WORKERS[@]}" -m "not docker and not lab" || rc=$?
-"${PYTEST[@]}" -m "docker or lab" || rc=$?
-exit "$rc"
+exec "${PYTEST[@]}" "${WORKERS[@]}" --dist loadfile --no-loadscope-reorder --durations=30

@@ -141,7 +141,47 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
 
 
-@pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection: nothing is probed for tests that will not run
+#: the markers of tests that use a Docker engine (tests/test_*_docker.py, tests/test_suite_rules.py checks it)
+ENGINE_MARKS = ("docker", "lab")
+
+
+#: the Docker modules that took longest (`--durations` on this 2-core machine), started first so that no long module
+#: is left to run alone at the end; a hint only: a module not named here is placed by its number of tests
+LONGEST_FIRST = ("tests/test_iwslt2026_campaign_docker.py", "tests/test_swarm_docker.py",
+                 "tests/test_simulstream_docker.py", "tests/test_swarm_lab_docker.py", "tests/test_context_docker.py",
+                 "tests/test_evaluate_docker.py")
+
+
+def _module_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]:
+    """Each module's place: Docker modules first (the longest known, then the larger), then the modules with more
+    slow tests."""
+    tests: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        tests.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = {}
+    for module, its in tests.items():
+        engine = any(it.get_closest_marker(m) for it in its for m in ENGINE_MARKS)
+        slow = sum(1 for it in its if it.get_closest_marker("slow"))
+        known = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+        order[module] = (0, known, -len(its)) if engine else (1, -slow, -len(its))
+    return order
+
+
+# a second implementation of pytest_collection_modifyitems, before the others (pytest-xdist's reads the order)
+@pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
+def pytest_long_modules_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (scripts/test.sh) each test module runs in one
+    worker, its tests one after the other (its module-scoped fixtures are made once; a module's tests may share the
+    engine's global state, as the swarm's do), beside other modules. The modules go out in this order: the Docker
+    modules first (they take longest, and their waits overlap well), then the modules with more slow tests, so
+    that short modules fill the end."""
+    if config.getoption("dist", "no") == "loadfile":
+        order = _module_order(items)
+        items.sort(key=lambda it: order[it.nodeid.split("::")[0]])  # stable: a module's tests keep their order
+
+
+# after `-m`/`-k` deselection: nothing is probed for tests that will not run
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         needs = {m.name for m in item.iter_markers() if m.name in DEPENDENCIES}
@@ -210,6 +250,56 @@ def bleurt_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The id of the probe agent's image (tests/evaluate_data/agents/probe_agent.py on this checkout's base image),
+    built with plain `docker build` once per test session, for the tests about runs rather than builds."""
+    from tests.evaluate_data.support import build_probe_image
+
+    return built_once(tmp_path_factory, "probe-image", build_probe_image)
+
+
+@pytest.fixture(scope="session")
 def chromium() -> tuple[Path, Path]:
     """(chromium binary, chromedriver) of the browser tests (Debian's packages)."""
     return CHROMIUM, CHROMEDRIVER
+
+
+#: set where the tests made this engine a swarm manager (in the process that runs them, and under pytest-xdist
+#: also in the one that started the workers)
+SWARM_MADE = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session")
+def swarm(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """This engine as a single-node swarm manager (advertising 127.0.0.1: this kernel has VXLAN but no IPVS, so
+    services use `--endpoint-mode dnsrr`). A swarm the tests made is left when the whole session ends
+    (pytest_sessionfinish below), never in the middle: a harness that other tests run beside the swarm tests
+    asks the engine for its services, which must not stop being a manager while it asks."""
+
+    from tests.evaluate_data.support import swarm_state
+
+    def init(_: Path) -> bool:
+        if swarm_state() == "active":
+            return False
+        subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], capture_output=True, text=True,
+                       check=True)
+        return True
+
+    if built_once(tmp_path_factory, "swarm", init):
+        request.config.stash[SWARM_MADE] = True
+        workeroutput = getattr(request.config, "workeroutput", None)  # a pytest-xdist worker: tell the controller
+        if workeroutput is not None:
+            workeroutput["swarm_made"] = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist: a worker ended; note whether it made the swarm."""
+    if (getattr(node, "workeroutput", None) or {}).get("swarm_made"):
+        node.config.stash[SWARM_MADE] = True
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Leave the swarm the tests made, once every test of the session is done (not in a pytest-xdist worker)."""
+    if session.config.stash.get(SWARM_MADE, False) and not hasattr(session.config, "workerinput"):
+        subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True, text=True, check=False)

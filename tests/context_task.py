@@ -1,12 +1,62 @@
 """A text task with extra context (a tiny PDF made with pypdf) for the context tests: track `text-en-es-context`
-names the PDF, track `text-en-es` the same data without it."""
+names the PDF, track `text-en-es` the same data without it; the context-terms template as a submission, with the
+probes of the Docker context tests (tests/test_context_docker.py, and on a swarm tests/test_swarm_docker.py)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+from harness.images.base import DEFAULT_TAG
+from harness.layout import ResultsDir
+from tests.templates_util import TEMPLATES
 
 SOURCES = ["we stream with simulstream today", "longyaal measures the delay"]
 PAPER_TEXT = "We present SimulStream and LongYAAL for IWSLT."
+CLIENT = 'harness client --server "$HARNESS_SERVER_URL" --agent /app/agent.py'
+#: the prepare probe: what it sees (network interfaces, the context list) into the prepared folder
+PROBE_PREPARE = ('ls /sys/class/net > "$HARNESS_PREPARED_DIR/net.txt"; '
+                 'python3 -c "import socket; socket.create_connection((\'8.8.8.8\', 53), 3)" '
+                 '|| echo NET-OFF >> "$HARNESS_PREPARED_DIR/net.txt"; python3 /app/prepare.py')
+#: the run probe: the variables and mounts, printed into client.log, then the agent
+PROBE_COMMAND = ('echo "LIST=$HARNESS_CONTEXT_LIST PREPARED=$HARNESS_PREPARED_DIR"; cat "$HARNESS_CONTEXT_LIST"; '
+                 'ls -l /context/docs; touch /context/x 2>/dev/null && echo CONTEXT-WRITABLE || echo CONTEXT-RO; '
+                 'touch /prepared/y 2>/dev/null && echo PREPARED-WRITABLE || echo PREPARED-RO; '
+                 'cat /prepared/net.txt; ' + CLIENT)
+PLAIN_COMMAND = ('echo "LIST=${HARNESS_CONTEXT_LIST:-none} PREPARED=${HARNESS_PREPARED_DIR:-none}"; '
+                 'ls /context 2>/dev/null || echo NO-CONTEXT; ' + CLIENT)
+
+
+def context_template(subs: Path, name: str, track: str, command: str | None = None,
+                     prepare: str | list[str] | None = None) -> None:
+    """A copy of agent_templates/context_terms (FROM this checkout's base), with its own track/commands."""
+    from agent_templates.fill_wheels import fill
+
+    template = TEMPLATES / "context_terms"
+    assert fill(template) == 0  # git-ignored wheels/, kept between runs
+    folder = subs / name
+    shutil.copytree(template, folder)
+    dockerfile = folder / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("FROM harness-base:latest", f"FROM {DEFAULT_TAG}"))
+    doc = (folder / "submission.yaml").read_text(encoding="utf-8").replace("text-en-es-context", track)
+    lines = [ln for ln in doc.splitlines() if not (command and ln.startswith("command:"))
+             and not (prepare is not None and ln.startswith("prepare:"))]
+    if command:
+        lines.append(f"command: {json.dumps(command)}")
+    if prepare:
+        lines.append(f"prepare: {json.dumps(prepare)}")
+    (folder / "submission.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def evaluate_runs(subs: Path, cfg: Path, out: Path, *extra: str) -> dict[str, dict]:
+    """`harness evaluate` of the dev set; its runs by submission."""
+    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(cfg), "--output",
+                           str(out), "--dataset", "dev", *extra], capture_output=True, text=True, timeout=1800)
+    assert (out / "summary.json").is_file(), proc.stderr
+    return {r["submission"]: r for r in json.loads(ResultsDir(out).summary.read_text())["runs"]}
 
 
 def make_pdf(path: Path, text: str = PAPER_TEXT) -> Path:

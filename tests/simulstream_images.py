@@ -7,8 +7,6 @@ run on such a submission."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -83,10 +81,3 @@ def simulstream_submission(root: Path, name: str, declared_port: int = 8080, lis
         "type": "harness.client.simulstream_processor.AgentSpeechProcessor", "speech_chunk_size": CHUNK_MS / 1000,
         "agent": agent_path, "agent_args": ["--chunk-ms", str(CHUNK_MS)]}), encoding="utf-8")
     return sub
-
-
-def validate(sub: Path, cfg: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """`harness validate SUB --config CFG --output OUT EXTRA...` as a subprocess (its output captured)."""
-    return subprocess.run([sys.executable, "-m", "harness", "validate", str(sub), "--config", str(cfg), "--output",
-                           str(out), *extra], capture_output=True, text=True, timeout=900)
-

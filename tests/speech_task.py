@@ -8,7 +8,7 @@ from pathlib import Path
 
 import soundfile
 
-__all__ = ["AGENT", "SENTENCES", "make_task"]
+__all__ = ["AGENT", "SENTENCES", "counter_submission", "make_task"]
 
 AGENT = '''
 from harness.client.agent import ReadAction, SpeechAgent, WriteAction
@@ -43,3 +43,18 @@ def make_task(root: Path) -> Path:
         "limits: {cpus: 1, memory: 512m, pids: 64, instance_timeout_s: 30, idle_timeout_s: 10, total_timeout_s: 120}\n",
         encoding="utf-8")
     return config
+
+
+def counter_submission(subs: Path) -> Path:
+    """`subs/counter`: AGENT in an image FROM this checkout's base, run by `harness client` on pcm16 audio."""
+    from harness.images.base import DEFAULT_TAG
+
+    sub = subs / "counter"
+    sub.mkdir(parents=True)
+    (sub / "agent.py").write_text(AGENT, encoding="utf-8")
+    (sub / "Dockerfile").write_text(f"FROM {DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
+    (sub / "submission.yaml").write_text(
+        "team: tests\nsystem: counter\ncontact: t@example.org\ntrack: speech-en-en\nkind: primary\n"
+        "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"
+        "command: harness client --server \"$HARNESS_SERVER_URL\" --audio pcm16 --agent agent.py\n", encoding="utf-8")
+    return sub

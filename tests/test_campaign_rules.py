@@ -4,10 +4,7 @@ one line, where the checkpoint or the extra is missing), through the real comman
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,16 +12,11 @@ import yaml
 
 from harness.config import load_config
 from harness.errors import ConfigError
-from tests.log_submissions import ROOT, log_submission, regime_config
+from tests.harness_cli import NO_DOCKER
+from tests.harness_cli import run_in_checkout as harness
+from tests.log_submissions import log_submission, regime_config
 
-NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 BANDS = [{"name": "low", "max_latency": 2000}, {"name": "high", "min_latency": 2000, "max_latency": 4000}]
-
-
-def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=full,
-                          timeout=900, cwd=ROOT)
 
 
 def banded_config(root: Path, regimes: list[dict] | None = None, **track_extra: object) -> Path:

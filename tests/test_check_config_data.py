@@ -4,22 +4,15 @@ submission.yaml; a config that does not exist is a usage error (issue 32, item 3
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import soundfile
 
 from harness.errors import EXIT_FAILED, EXIT_USAGE
+from tests.harness_cli import run_in_checkout as harness
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
 
 
 def _wav(path: Path, seconds: float) -> Path:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.harness_cli import validate
 from tests.text_task import make_text_task
 
 pytestmark = [pytest.mark.slow]
@@ -45,8 +45,7 @@ def _submission(root: Path, *flags: str) -> Path:
 
 
 def _validate(sub: Path, cfg: Path, out: Path) -> tuple[str, list[dict]]:
-    proc = subprocess.run([sys.executable, "-m", "harness", "validate", str(sub), "--config", str(cfg), "--output",
-                           str(out), "--no-docker"], capture_output=True, text=True, timeout=300)
+    proc = validate(sub, cfg, out, "--no-docker")
     status = next(line for line in proc.stdout.splitlines() if line.startswith("status"))
     log = out / "echo" / "dev" / "instances.log"
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []

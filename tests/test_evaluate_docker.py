@@ -129,9 +129,10 @@ def test_sigkill_then_resume_gives_identical_scores(tmp_path):
     out = tmp_path / "results"
     proc = subprocess.Popen(evaluate_cmd(subs, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait_for_instances(out, 1, proc)
-    os.kill(proc.pid, signal.SIGKILL)
+    proc.send_signal(signal.SIGSTOP)  # frozen, its pid alive: no harness that another test starts removes its run
+    assert leftovers(f"harness.pid={proc.pid}"), "the run's resources should be up"
+    os.kill(proc.pid, signal.SIGKILL)  # killed mid-run, it leaves them behind for the next start to remove
     proc.wait(10)
-    assert leftovers(f"harness.pid={proc.pid}"), "SIGKILL mid-run should leave the run's resources behind"
 
     resumed = subprocess.run(evaluate_cmd(subs, out, "--resume"), capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr

@@ -9,22 +9,14 @@ from pathlib import Path
 import pytest
 import soundfile
 
-from harness.images.base import DEFAULT_TAG
 from tests.evaluate_data.support import leftovers, run_owned
-from tests.speech_task import AGENT, SENTENCES, make_task
+from tests.speech_task import SENTENCES, counter_submission, make_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.espeak]
 
 def test_speech_submission_receives_every_sample(tmp_path: Path) -> None:
     config = make_task(tmp_path)
-    sub = tmp_path / "subs" / "counter"
-    sub.mkdir(parents=True)
-    (sub / "agent.py").write_text(AGENT, encoding="utf-8")
-    (sub / "Dockerfile").write_text(f"FROM {DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
-    (sub / "submission.yaml").write_text(
-        "team: tests\nsystem: counter\ncontact: t@example.org\ntrack: speech-en-en\nkind: primary\n"
-        "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"
-        "command: harness client --server \"$HARNESS_SERVER_URL\" --audio pcm16 --agent agent.py\n", encoding="utf-8")
+    counter_submission(tmp_path / "subs")
     out = tmp_path / "results"
     proc, pid = run_owned([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
                            str(config), "--output", str(out), "--dataset", "dev"], timeout=600)

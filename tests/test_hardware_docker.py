@@ -15,7 +15,7 @@ import pytest
 
 from harness.images.base import DEFAULT_TAG
 from tests.evaluate_data.support import leftovers
-from tests.speech_task import AGENT, make_task
+from tests.speech_task import counter_submission, make_task
 from tests.text_task import make_text_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.espeak]
@@ -60,32 +60,25 @@ def _consistent(out: Path, sub: str, speech: bool, by: str) -> dict:
 def test_startup_and_rtf_of_a_speech_client_and_an_agent_server(tmp_path: Path) -> None:
     config = make_task(tmp_path / "speech")
     subs = tmp_path / "subs"
-    sub = subs / "counter"
-    sub.mkdir(parents=True)
-    (sub / "agent.py").write_text(AGENT, encoding="utf-8")
-    (sub / "Dockerfile").write_text(f"FROM {DEFAULT_TAG}\nCOPY agent.py /app/agent.py\n", encoding="utf-8")
-    (sub / "submission.yaml").write_text(
-        "team: tests\nsystem: counter\ncontact: t@example.org\ntrack: speech-en-en\nkind: primary\n"
-        "description: counts samples\nbuild: {dockerfile: Dockerfile}\n"
-        "command: harness client --server \"$HARNESS_SERVER_URL\" --audio pcm16 --agent agent.py\n", encoding="utf-8")
+    counter_submission(subs)
     out = tmp_path / "results"
     _evaluate(subs, config, out)
     _consistent(out, "counter", speech=True, by="request")
 
     (tmp_path / "text").mkdir()
     text = make_text_task(tmp_path / "text", limits="limits: {instance_timeout_s: 30, idle_timeout_s: 30}\n")
-    service = tmp_path / "services" / "echo"
+    service = tmp_path / "services" / "hw-echo"  # its own image tag: tests/test_drivers_docker.py's `echo` differs
     service.mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "agents" / "echo_service.py", service / "echo_service.py")
     (service / "Dockerfile").write_text(f'FROM {DEFAULT_TAG}\nCOPY echo_service.py /app/\n'
                                         f'CMD ["python3", "/app/echo_service.py", "2023"]\n', encoding="utf-8")
     (service / "submission.yaml").write_text(
-        "team: tests\nsystem: echo\ncontact: t@example.org\ntrack: text-en-es\nkind: primary\n"
+        "team: tests\nsystem: hw-echo\ncontact: t@example.org\ntrack: text-en-es\nkind: primary\n"
         "description: echo service\nbuild: {dockerfile: Dockerfile}\ninterface: simuleval-agent-server\n"
         "port: 2023\n", encoding="utf-8")
     text_out = tmp_path / "text-results"
     _evaluate(tmp_path / "services", text, text_out)
-    _consistent(text_out, "echo", speech=False, by="probe")
+    _consistent(text_out, "hw-echo", speech=False, by="probe")
 
     from leaderboard.render import render_site
 

@@ -14,6 +14,7 @@ import yaml
 from harness.batch.progress import Progress
 from harness.run import failures
 from harness.text import printable, printable_lines
+from tests.harness_cli import validate
 
 ESC_COLOUR = "\x1b[31m"
 ESC_TITLE = "\x1b]0;TITLE\x07"
@@ -102,9 +103,7 @@ def test_a_participant_that_kills_its_local_server_is_a_protocol_violation(tmp_p
 
     folder = make_submission(tmp_path / "subs", "kills-server", "python3 kill_server.py; sleep 1000")
     (folder / "kill_server.py").write_text(KILL_SERVER, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
-                           "--output", str(tmp_path / "out"), "--no-docker"],
-                          capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    proc = validate(folder, CONFIG, tmp_path / "out", "--no-docker")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "status       protocol_violation: the evaluation server exited with code -9 while this participant ran" \
         in proc.stdout, proc.stdout

@@ -16,42 +16,20 @@ import pytest
 from harness.config import load_config
 from harness.run import failures, network
 from harness.run.docker_backend import docker_api
-from harness.run.execute import execute_run
-from harness.run.spec import RunResult, RunSpec
-from tests.evaluate_data.support import CONFIG, HostListener, leftovers, make_submission
+from tests.evaluate_data.support import CONFIG, HostListener, generous_config, leftovers, run_probe, tagged
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The probe agent on the base image (built with plain `docker build`: these tests are about runs)."""
-    from harness.images.base import docker_env, ensure_base_image
-
-    ensure_base_image()
-    folder = make_submission(tmp_path_factory.mktemp("subs"), "isolation-probe", "python3 /app/probe_agent.py copy")
-    out = subprocess.run(["docker", "build", "-q", "-t", "harness-test-probe:latest", str(folder)],
-                         capture_output=True, text=True, env=docker_env(), check=True)
-    return out.stdout.strip().splitlines()[-1]
 
 
 @pytest.fixture(scope="module")
 def config():
     return load_config(CONFIG)
 
-
-def run_probe(image: str, config, out: Path, *args: str) -> tuple[RunResult, str]:
-    spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
-                   track=config.track("text-en-es"), dataset=config.track("text-en-es").dataset("dev"), out_dir=out)
-    result = execute_run(spec)
-    assert leftovers(f"harness.run={spec.run_id}") == [], "containers or networks left behind"
-    log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
-    return result, log
-
-
-def tagged(log: str, tag: str) -> dict:
-    line = next(ln for ln in log.splitlines() if ln.startswith(tag + " "))
-    return json.loads(line[len(tag) + 1:])
+@pytest.fixture(scope="module")
+def patient(tmp_path_factory: pytest.TempPathFactory):
+    """CONFIG with timeouts far above what a probe takes on a loaded machine: the probes that scan the filesystem or
+    try connections end by themselves, never by the clock."""
+    return load_config(generous_config(tmp_path_factory.mktemp("patient")))
 
 
 def test_normal_run_and_flags_read_back(probe_image, config, tmp_path):
@@ -94,7 +72,7 @@ def _bridge_gateway() -> str:
     return out or "172.17.0.1"
 
 
-def test_network_reaches_only_the_server(probe_image, config, tmp_path):
+def test_network_reaches_only_the_server(probe_image, patient, tmp_path):
     """Host listener (docker0 gateway, own bridge's gateway), another run's network and container: all fail."""
     api = docker_api()
     other_run = "test-other-" + uuid.uuid4().hex[:6]
@@ -111,7 +89,7 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
         other_gw = other["IPAM"]["Config"][0]["Gateway"]
         targets = [f"{_bridge_gateway()}:{listener.port}", f"{other_gw}:{listener.port}", f"{other_ip}:8080",
                    f"127.0.0.1:{listener.port}", "server:8000"]
-        result, log = run_probe(probe_image, config, tmp_path, "net", *targets)
+        result, log = run_probe(probe_image, patient, tmp_path, "net", *targets)
         reached = tagged(log, "NET")
         assert reached.pop("server:8000") == "connected", "positive control: the server must be reachable"
         assert all(v != "connected" for v in reached.values()), reached
@@ -124,11 +102,11 @@ def test_network_reaches_only_the_server(probe_image, config, tmp_path):
     assert leftovers(f"harness.run={other_run}") == []
 
 
-def test_own_gateway_unreachable(probe_image, config, tmp_path):
+def test_own_gateway_unreachable(probe_image, patient, tmp_path):
     """The run's own bridge has no host address: the container's default gateway answers nothing."""
     listener = HostListener()
     try:
-        result, log = run_probe(probe_image, config, tmp_path, "net", f"GATEWAY:{listener.port}")
+        result, log = run_probe(probe_image, patient, tmp_path, "net", f"GATEWAY:{listener.port}")
     finally:
         listener.close()
     reached = tagged(log, "NET")
@@ -136,9 +114,9 @@ def test_own_gateway_unreachable(probe_image, config, tmp_path):
     assert listener.accepted == []
 
 
-def test_references_are_absent(probe_image, config, tmp_path):
+def test_references_are_absent(probe_image, patient, tmp_path):
     needle = (Path(CONFIG).parent / "dev.es").read_text(encoding="utf-8").splitlines()[0]
-    result, log = run_probe(probe_image, config, tmp_path, "refs", needle)
+    result, log = run_probe(probe_image, patient, tmp_path, "refs", needle)
     found = tagged(log, "REFS")
     assert found == {"found": [], "env": []}
     # the server, which alone has the data, did log the reference

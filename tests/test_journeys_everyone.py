@@ -12,13 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.evaluate_data.support import CONFIG, generous_config
+from tests.harness_cli import read_terminal
+from tests.harness_cli import run_harness as harness
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "examples" / "runs" / "udhr-dev-waitk3"
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
 
 
 def one_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
@@ -99,13 +97,7 @@ def test_validate_redraws_its_table_while_no_instance_ends(tmp_path: Path) -> No
             elapsed = set(re.findall(rb"(?:starting +-|running +0/3) +(\d+\.\d)s", shown))
     finally:
         go.touch()
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
+    read_terminal(master)  # the rest of what it shows, until it closes the terminal
     os.close(master)
     code = proc.wait(timeout=120)
     assert proc.stdout is not None

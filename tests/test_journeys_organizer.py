@@ -4,13 +4,12 @@ mistake at once, a rating sheet that imports back as it was written and filled, 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.evaluate_data.support import CONFIG, make_submission
+from tests.harness_cli import run_harness as harness
 from tests.longform_support import udhr_talks, write_peer_inputs
 from tests.text_task import make_text_task
 
@@ -47,10 +46,6 @@ def results(tmp_path: Path) -> Path:
                      "dataset": "dev", "status": "ok", "scores": json.loads((run / "scores.json").read_text())})
     (out / "summary.json").write_text(json.dumps({"config_sha256": None, "runs": runs}), encoding="utf-8")
     return out
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
 
 
 FIVE_MISTAKES = """task: t

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.evaluate_data.support import CONFIG, generous_config, make_submission
+from tests.harness_cli import run_harness as harness
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO = REPO / "tests" / "agents" / "echo_text.py"
-
-
-def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd)
 
 
 def partial_config(root: Path) -> Path:

@@ -7,26 +7,23 @@ is built, no Docker."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import soundfile
 
 from harness.errors import EXIT_FAILED, EXIT_OK
+from tests.harness_cli import NO_DOCKER, run_in_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
-NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 SENTENCES = [("the first sentence of the talk", "la primera frase de la charla"),
              ("and here is the second one", "y aquí está la segunda"),
              ("a third sentence ends it", "una tercera frase lo termina")]
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **NO_DOCKER}, cwd=ROOT)
+    return run_in_checkout(*args, env=NO_DOCKER)
 
 
 def _task(root: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.images.base import DEFAULT_TAG
-from tests.evaluate_data.support import leftovers
+from tests.evaluate_data.support import leftovers, run_owned
 
 pytestmark = [pytest.mark.docker, pytest.mark.espeak, pytest.mark.slow]
 
@@ -40,9 +40,9 @@ def _submission(root: Path) -> Path:
 def test_long_talk_end_to_end_in_docker(tmp_path: Path) -> None:
     _submission(tmp_path)
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
+    proc, pid = run_owned([sys.executable, "-m", "harness", "evaluate", str(tmp_path / "subs"), "--config",
                            str(ROOT / "configs" / "longform.yaml"), "--output", str(out), "--dataset", "test"],
-                          capture_output=True, text=True, timeout=900)
+                          timeout=900)
     assert proc.returncode == 0, proc.stderr
     run = json.loads((out / "summary.json").read_text())["runs"][0]
     assert run["status"] == "ok", run.get("reason")
@@ -58,7 +58,7 @@ def test_long_talk_end_to_end_in_docker(tmp_path: Path) -> None:
     assert scores["StreamLAAL_CA"]["score"] >= scores["StreamLAAL"]["score"]
     rows = [json.loads(line) for line in (out / "oracle" / "test" / "instance_scores.jsonl").read_text().splitlines()]
     assert len(rows) == 1 and len(rows[0]["sentences"]) == 120
-    assert leftovers("harness=1") == []
+    assert leftovers(f"harness.pid={pid}") == []  # nothing of this run is left behind
 
     site = tmp_path / "site"
     assert subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(out), "--output", str(site)],

@@ -6,19 +6,13 @@ log scored alone keep today's scores.json. And a short-form METEOR scored with n
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.harness_cli import run_in_checkout as harness
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "runs" / "udhr-dev-waitk3"
-
-
-def harness(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd)
 
 
 def _logs(folder: Path) -> tuple[Path, Path]:

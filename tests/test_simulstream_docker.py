@@ -68,7 +68,7 @@ def test_the_simulstream_http_template_runs_as_is(tmp_path: Path) -> None:
 
     template = ROOT / "agent_templates" / "simulstream_http"
     assert fill(template) == 0  # git-ignored wheels/, kept between runs
-    sub = tmp_path / "subs" / "template"
+    sub = tmp_path / "subs" / "simulstream-http"  # its own image tag: tests/test_context_docker.py has a `template`
     shutil.copytree(template, sub)
     dockerfile = sub / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text().replace("FROM harness-base:latest", f"FROM {DEFAULT_TAG}"))
@@ -81,4 +81,4 @@ def test_the_simulstream_http_template_runs_as_is(tmp_path: Path) -> None:
     run = json.loads(ResultsDir(out).summary.read_text())["runs"][0]
     assert run["status"] == "ok", run.get("reason")
     assert run["scores"]["BLEU"]["score"] > 15
-    assert "Serving on http://0.0.0.0:8080" in ResultsDir(out).run("template", "dev").client_log.read_text()
+    assert "Serving on http://0.0.0.0:8080" in ResultsDir(out).run("simulstream-http", "dev").client_log.read_text()

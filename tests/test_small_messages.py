@@ -7,15 +7,10 @@ interval of a latency that cannot be negative does not reach below 0."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.harness_cli import run_harness as harness
 from tests.text_task import make_task
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=120)
 
 
 def test_a_syntax_error_in_the_agent_is_one_line_with_file_and_line(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ build failures, and `docker load` of image.tar with the digest recorded."""
 from __future__ import annotations
 
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -60,18 +61,20 @@ def test_build_from_base_image(tmp_path: Path, tags: list[str]) -> None:
 
 
 def test_build_failure_is_a_build_error_with_log(tmp_path: Path, tags: list[str]) -> None:
-    folder = make(tmp_path, "broken", "FROM scratch\nCOPY hello.txt /\nRUN definitely-not-a-command\n",
-                  {"hello.txt": "hi"})
+    command = f"not-a-command-{uuid.uuid4().hex[:12]}"  # names this build's intermediate container alone
+    folder = make(tmp_path, "broken", f"FROM scratch\nCOPY hello.txt /\nRUN {command}\n", {"hello.txt": "hi"})
     tags.append("harness-test/broken:1")
-    before = set(all_containers())
     with pytest.raises(BuildError, match=r"Dockerfile: docker build failed: .* \(see .*build.log\)"):
         build_submission_image(load_submission(folder), tmp_path / "build.log", tag="harness-test/broken:1")
     assert "Step 3/" in (tmp_path / "build.log").read_text()
-    assert set(all_containers()) <= before, "a failed build must not leave its intermediate container behind"
+    assert containers_running(command) == [], "a failed build must not leave its intermediate container behind"
 
 
-def all_containers() -> list[str]:
-    return subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
+def containers_running(command: str) -> list[str]:
+    """The engine's containers, running or not, whose command names `command` (other tests' are not this one's)."""
+    listed = subprocess.run(["docker", "ps", "-a", "--no-trunc", "--format", "{{.ID}} {{.Command}}"],
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    return [line.split()[0] for line in listed if command in line]
 
 
 def test_context_over_the_cap_is_refused_before_building(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 is confined (flags read back from the container that ran), reaches only its own run's server, and nothing of a run
 is left behind; a GPU the swarm does not have, a missing data label and a dead registry are one line each.
 
-The module's fixture makes this engine a swarm manager if it is not one (advertising 127.0.0.1: this kernel has
-VXLAN but no IPVS, so services use `--endpoint-mode dnsrr`) and leaves the swarm afterwards if it made it.
+The `swarm` fixture of tests/conftest.py makes this engine a swarm manager if it is not one, and leaves the swarm
+when the test session ends if it made it; under pytest-xdist these tests run in one worker, in this order (the first
+one needs an engine that is not a swarm manager yet).
 """
 
 from __future__ import annotations
@@ -24,65 +25,38 @@ import pytest
 import yaml
 
 from harness.config import load_config
+from harness.layout import ResultsDir
 from harness.run import failures, network
 from harness.run.docker_backend import docker_api
-from harness.run.execute import execute_run
-from harness.run.spec import RunResult, RunSpec
 from harness.run.swarm.backend import SwarmBackend, _create_service, remove_services, wait_task_running
-from harness.run.swarm.settle import SETTLING
 from harness.scoring.corpus import score_path
 from harness.sizes import parse_bytes
-from tests.evaluate_data.support import CONFIG, HERE, HostListener, leftovers, make_submission
+from tests.context_task import PROBE_COMMAND, PROBE_PREPARE, context_template, evaluate_runs, make_context_task
+from tests.evaluate_data.support import (
+    CONFIG,
+    HERE,
+    HostListener,
+    generous_config,
+    leftovers,
+    make_submission,
+    run_probe,
+    swarm_state,
+    tagged,
+)
+from tests.templates_util import records
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-def _swarm_state() -> str:
-    return str((docker_api().info().get("Swarm") or {}).get("LocalNodeState"))
-
-
-@pytest.fixture(scope="module")
-def swarm():
-    """This engine as a single-node swarm manager for the module; left afterwards if the fixture made it."""
-    made = _swarm_state() != "active"
-    if made:
-        subprocess.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], capture_output=True, text=True,
-                       check=True)
-    yield
-    if made:
-        subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True, text=True, check=True)
-
-
-@pytest.fixture(scope="module")
-def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from harness.images.base import docker_env, ensure_base_image
-
-    ensure_base_image()
-    folder = make_submission(tmp_path_factory.mktemp("subs"), "swarm-probe", "python3 /app/probe_agent.py copy")
-    out = subprocess.run(["docker", "build", "-q", "-t", "harness-test-probe:latest", str(folder)],
-                         capture_output=True, text=True, env=docker_env(), check=True)
-    return out.stdout.strip().splitlines()[-1]
 
 
 @pytest.fixture(scope="module")
 def config():
     return load_config(CONFIG)
 
-
-def run_probe(image: str, config, out: Path, *args: str, backend=None) -> tuple[RunResult, str]:
-    track = config.track("text-en-es")
-    spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
-                   track=track, dataset=track.dataset("dev"), out_dir=out)
-    result = execute_run(spec, backend=backend)
-    SETTLING.settle()  # what a batch does before it returns: the engine has dropped the removed network
-    assert leftovers(f"harness.run={spec.run_id}") == [], "services, containers or networks left behind"
-    log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
-    return result, log
-
-
-def tagged(log: str, tag: str) -> dict:
-    line = next(ln for ln in log.splitlines() if ln.startswith(tag + " "))
-    return json.loads(line[len(tag) + 1:])
+@pytest.fixture(scope="module")
+def patient(tmp_path_factory: pytest.TempPathFactory):
+    """CONFIG with timeouts far above what a probe takes on a loaded machine: the probes that scan the filesystem or
+    try connections end by themselves, never by the clock."""
+    return load_config(generous_config(tmp_path_factory.mktemp("patient")))
 
 
 def non_ca(scores: dict) -> dict:
@@ -90,11 +64,27 @@ def non_ca(scores: dict) -> dict:
 
 
 def test_evaluate_swarm_on_a_non_manager_is_one_line(tmp_path):
-    if _swarm_state() == "active":
-        pytest.skip("this engine is a swarm manager for the whole session")
+    if swarm_state() == "active":
+        pytest.skip("this engine was a swarm manager before the tests began")
     proc = _evaluate(tmp_path, "--backend", "swarm")
     assert proc.returncode != 0
     assert "this Docker engine is not a swarm manager (run `docker swarm init`" in proc.stderr
+
+
+def test_a_single_node_swarm_gives_the_same_context_and_prepare(swarm, tmp_path: Path) -> None:
+    cfg = make_context_task(tmp_path / "task")
+    subs = tmp_path / "subs"
+    context_template(subs, "probe", "text-en-es-context", PROBE_COMMAND, PROBE_PREPARE)
+    out = tmp_path / "results"
+    runs = evaluate_runs(subs, cfg, out, "--backend", "swarm")
+    assert runs["probe"]["status"] == "ok", runs["probe"]
+    run = ResultsDir(out).run("probe", "dev")
+    log = run.client_log.read_text(encoding="utf-8")
+    assert "LIST=/context/context.list PREPARED=/prepared" in log and "/context/docs/000-talk1.pdf" in log
+    assert "CONTEXT-RO" in log and "PREPARED-RO" in log and "NET-OFF" in log
+    assert records(run.path)[0][0] == "We stream with SimulStream today"
+    entry = json.loads(ResultsDir(out).submission("probe").manifest.read_text())["runs"]["dev"]
+    assert entry["isolation"]["backend"] == "swarm" and entry["timings"]["prepare_s"] > 0
 
 
 def test_swarm_run_gives_the_local_scores(swarm, probe_image, config, tmp_path):
@@ -131,7 +121,7 @@ def _gateway(net: dict) -> str:
     return cfg.get("Gateway") or str(next(ipaddress.ip_network(cfg["Subnet"]).hosts()))
 
 
-def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_path):
+def test_swarm_network_reaches_only_its_server(swarm, probe_image, patient, tmp_path):
     """Host listener (docker0 and docker_gwbridge gateways, loopback), another run's server service on its own
     overlay network, the references: nothing but this run's server answers."""
     api = docker_api()
@@ -151,13 +141,13 @@ def test_swarm_network_reaches_only_its_server(swarm, probe_image, config, tmp_p
         gateways = [_gateway(api.inspect_network(n)) for n in ("bridge", "docker_gwbridge")]
         targets = [f"{gw}:{listener.port}" for gw in gateways] + [
             f"{other_ip}:8080", f"127.0.0.1:{listener.port}", f"GATEWAY:{listener.port}", "server:8000"]
-        _, log = run_probe(probe_image, config, tmp_path / "net", "net", *targets, backend=SwarmBackend())
+        _, log = run_probe(probe_image, patient, tmp_path / "net", "net", *targets, backend=SwarmBackend())
         reached = tagged(log, "NET")
         assert reached.pop("server:8000") == "connected", "positive control: the server must be reachable"
         assert all(v != "connected" for v in reached.values()), reached
         assert listener.accepted == []
         needle = (HERE / "dev.es").read_text(encoding="utf-8").splitlines()[0]
-        _, log = run_probe(probe_image, config, tmp_path / "refs", "refs", needle, backend=SwarmBackend())
+        _, log = run_probe(probe_image, patient, tmp_path / "refs", "refs", needle, backend=SwarmBackend())
         assert tagged(log, "REFS") == {"found": [], "env": []}
     finally:
         listener.close()
@@ -193,19 +183,24 @@ def test_gpus_no_node_advertises_are_one_line(swarm, tmp_path):
 
 
 def test_leftover_services_of_a_dead_harness_are_removed(swarm, probe_image):
-    """A service labelled with a pid that no longer lives (a killed harness) goes at the next start."""
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
+    """A service labelled with a pid that no longer lives (a killed harness) goes at the next start. Its owner lives
+    while the test sees the service (so no harness that another test starts meanwhile removes it), then dies; the
+    removal is then what any harness start does, this test's call or one beside it."""
+    owner = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     run = "test-dead-" + uuid.uuid4().hex[:6]
     api = docker_api()
-    _create_service(api, {
-        "Name": f"harness-{run}-participant", "Labels": network.labels(run, "participant", pid=dead.pid),
-        "TaskTemplate": {"ContainerSpec": {"Image": probe_image, "Command": ["sleep", "600"]},
-                         "RestartPolicy": {"Condition": "none"}},
-        "Mode": {"Replicated": {"Replicas": 1}}})
-    assert leftovers(f"harness.run={run}")
-    removed = network.remove_resources(api)
-    assert removed["services"] >= 1
+    try:
+        _create_service(api, {
+            "Name": f"harness-{run}-participant", "Labels": network.labels(run, "participant", pid=owner.pid),
+            "TaskTemplate": {"ContainerSpec": {"Image": probe_image, "Command": ["sleep", "600"]},
+                             "RestartPolicy": {"Condition": "none"}},
+            "Mode": {"Replicated": {"Replicas": 1}}})
+        assert leftovers(f"harness.run={run}")
+    finally:
+        assert owner.stdin is not None
+        owner.stdin.close()
+        owner.wait()
+    network.remove_resources(api)
     deadline = time.monotonic() + 30
     while leftovers(f"harness.run={run}") and time.monotonic() < deadline:
         time.sleep(0.2)  # the task's container goes once the swarm has processed the removal

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.simulstream_images import simulstream_submission, speech_task, validate
+from tests.harness_cli import validate
+from tests.simulstream_images import simulstream_submission, speech_task
 
 pytest.importorskip("simulstream")
 pytestmark = pytest.mark.docker

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.evaluate_data import support
 from tests.evaluate_data.support import CONFIG, make_submission
+from tests.harness_cli import read_terminal
 
 
 def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
-                           "--output", str(out), "--no-docker", *extra], capture_output=True, text=True, timeout=300)
+    return support.validate(folder, out, "--no-docker", *extra)
 
 
 def test_list_command_that_does_not_exist_is_a_crash_saying_so(tmp_path: Path) -> None:
@@ -105,15 +106,7 @@ def test_validate_shows_progress_on_a_terminal(tmp_path: Path) -> None:
                              "--output", str(tmp_path / "out"), "--no-docker"], stdout=subprocess.PIPE,
                             stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
-    shown = b""
-    while True:  # read the terminal until the process closed its side (EIO)
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
+    shown = read_terminal(master)
     os.close(master)
     assert proc.wait(timeout=120) == 0
     text = shown.decode("utf-8", "replace")

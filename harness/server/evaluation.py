@@ -199,12 +199,7 @@ class Evaluation:
 
     def expire(self, index: int, reason: str) -> None:
         """End instance `index` as `timeout` with `reason` (joint mode: its agent did not return in time)."""
-        with self._lock:
-            if index in self.finished:
-                return
-            session = self.sessions.get(index) or self._open(index, self.clock())
-            session.end(TIMEOUT, reason)
-            self._record(session)
+        self.fail(index, TIMEOUT, reason)
 
     def fail(self, index: int, status: str, reason: str) -> None:
         """End instance `index` with `status` (a driver's verdict on the participant's answer) and log it."""

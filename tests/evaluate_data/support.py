@@ -7,12 +7,14 @@ every test builds through the real `build_submission_image` path; the probe imag
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -38,6 +40,40 @@ def make_submission(root: Path, name: str, command: str | list[str], team: str =
            "command": command}
     (folder / "submission.yaml").write_text(yaml.safe_dump(doc, sort_keys=False) + extra_yaml, encoding="utf-8")
     return folder
+
+
+def build_probe_image(folder: Path) -> str:
+    """Build the probe agent's image (`harness-test-probe:latest`) from a submission made in `folder`; its id."""
+    from harness.images.base import docker_env, ensure_base_image
+
+    ensure_base_image()
+    sub = make_submission(folder, "probe", "python3 /app/probe_agent.py copy")
+    out = subprocess.run(["docker", "build", "-q", "-t", "harness-test-probe:latest", str(sub)],
+                         capture_output=True, text=True, env=docker_env(), check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def run_probe(image: str, config: Any, out: Path, *args: str, backend: Any = None) -> tuple[Any, str]:
+    """One run of the probe image in `mode ARGS` on the dev set of CONFIG's track (`execute_run`, the local backend
+    unless `backend`): (its RunResult, its client.log); nothing of the run may be left behind."""
+    from harness.run.execute import execute_run
+    from harness.run.spec import RunSpec
+    from harness.run.swarm.settle import SETTLING
+
+    track = config.track("text-en-es")
+    spec = RunSpec(submission_image=image, command=["python3", "/app/probe_agent.py", *args], config=config,
+                   track=track, dataset=track.dataset("dev"), out_dir=out)
+    result = execute_run(spec, backend=backend)
+    SETTLING.settle()  # what a batch does before it returns: a swarm engine has dropped the removed network
+    assert leftovers(f"harness.run={spec.run_id}") == [], "services, containers or networks left behind"
+    log = (out / "client.log").read_text(encoding="utf-8", errors="replace") if (out / "client.log").exists() else ""
+    return result, log
+
+
+def tagged(log: str, tag: str) -> dict:
+    """The JSON the probe printed after `TAG ` in its client.log."""
+    line = next(ln for ln in log.splitlines() if ln.startswith(tag + " "))
+    return json.loads(line[len(tag) + 1:])
 
 
 def frozen_base(tag: str | None = None) -> str:
@@ -78,13 +114,18 @@ def run_owned(args: list[str], timeout: float) -> tuple[subprocess.CompletedProc
 
 
 def validate(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    """Runs `harness validate`; the result's `pid` attribute is the harness process id."""
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
-                             "--output", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stdout, stderr = proc.communicate(timeout=600)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    done.pid = proc.pid  # type: ignore[attr-defined]
+    """Runs `harness validate` on CONFIG; the result's `pid` attribute is the harness process id."""
+    done, pid = run_owned([sys.executable, "-m", "harness", "validate", str(folder), "--config", str(CONFIG),
+                           "--output", str(out), *extra], timeout=600)
+    done.pid = pid  # type: ignore[attr-defined]
     return done
+
+
+def swarm_state() -> str:
+    """This engine's swarm state (`LocalNodeState`: inactive, active, ...)."""
+    from harness.run.docker_backend import docker_api
+
+    return str((docker_api().info().get("Swarm") or {}).get("LocalNodeState"))
 
 
 def leftovers(label: str) -> list[str]:
