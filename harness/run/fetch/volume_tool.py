@@ -73,9 +73,8 @@ def unpack(stamp: str, root: str = ROOT, source: str = SOURCE) -> str:
     st = os.stat(source)
     os.chmod(root, st.st_mode & 0o7777)
     total, files = usage(root)
-    with open(marker + ".tmp", "w", encoding="utf-8") as f:
+    with open(marker, "w", encoding="utf-8") as f:  # last; a stamp cut short matches nothing: filled again
         f.write(stamp)
-    os.replace(marker + ".tmp", marker)
     return f"filled {total} {files}"
 
 

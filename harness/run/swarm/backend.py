@@ -9,7 +9,9 @@ it on a worker overlaps the server's start; its own code still starts only once 
 on the network. Images reach other nodes through the organizer's
 registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm.registry`); a single-node
 swarm needs none. Where the nodes have no internet, images are built on a build engine and moved to the manager
-before they get here (`--build-engine`, `swarm.build_engine`: batch.scheduler, images.move).
+before they get here (`--build-engine`, `swarm.build_engine`: batch.scheduler, images.move). A fetch volume made
+on another engine or for a swarm of several nodes is filled on the participant's node before the run, and the
+participant pinned there (`fetch_fill`).
 
 Faults: a task the swarm rejects, fails to start or loses (node down, no node with the resources asked) is an
 `InfraError` (the run is retried once); a task that waits for resources longer than the start-up budget ends the
