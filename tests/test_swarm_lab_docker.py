@@ -226,7 +226,7 @@ def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp
 
     host = docker.from_env(environment=lab["host"]).api
     hub = start_hub(host, DEFAULT_TAG)
-    volume = ""
+    volume, volumes = "", set()
     try:
         task = tmp_path / "task"
         task.mkdir()
@@ -242,6 +242,7 @@ def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp
             man, entry = _fetch_on_lab(lab, subs, tmp_path / f"out{attempt}", cfg, TOKEN)
             fetched = man["fetch"]
             volume = fetched["volume"]
+            volumes.add(volume)
             assert fetched["engine"] == "local" and fetched["cached"] is (attempt == 1)
             assert fetched["shipped_as"] == f"{volume}:volume"
             iso = entry["isolation"]
@@ -268,10 +269,10 @@ def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp
         assert_nothing_left(lab)
     finally:
         stop_hub(host, hub)
-        if volume:
-            subprocess.run([sys.executable, "-m", "harness", "fetch-cache", "prune", volume], capture_output=True,
+        for name in volumes:  # this machine's cache and the images made of it (the lab's go with the lab)
+            subprocess.run([sys.executable, "-m", "harness", "fetch-cache", "prune", name], capture_output=True,
                            timeout=300, env=lab["host"])
-            subprocess.run(["docker", "rmi", f"{volume}:volume"], capture_output=True, env=lab["host"])
+            subprocess.run(["docker", "rmi", f"{name}:volume"], capture_output=True, env=lab["host"])
 
 
 def test_two_gpu_runs_never_share_a_gpu(lab, tmp_path):
