@@ -198,6 +198,83 @@ def test_images_built_where_the_network_is_run_on_nodes_without_it(lab, tmp_path
     assert_nothing_left(lab)
 
 
+def _fetch_on_lab(lab, subs: Path, out: Path, cfg: Path, token: str) -> tuple[dict, dict]:
+    """One evaluation of `labfetch` on the lab, built and fetched on this machine's engine; (manifest, its dev run)."""
+    env = {**lab["lab"], "HUB_TOKEN": token}
+    args = [sys.executable, "-m", "harness", "evaluate", str(subs), "--config", str(cfg), "--output", str(out),
+            "--dataset", "dev", "--registry", lab["lab"]["HARNESS_REGISTRY"], "--build-engine", "local",
+            "--overwrite"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert token not in proc.stdout + proc.stderr
+    man = json.loads((out / "labfetch" / "manifest.json").read_text())
+    assert man["runs"]["dev"]["status"] == "ok", (man["runs"]["dev"], man.get("fetch"))
+    return man, man["runs"]["dev"]
+
+
+def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp_path):
+    """The fetch step on a swarm whose nodes have no route out: it runs on the build engine (this machine's, where
+    the stand-in hub is), its volume travels as an image through the registry and is filled on the worker that runs
+    the submission, once per node and fill; the run there reads the weights read-only, with no network and no
+    secret. A second evaluation uses the cache and the same image, and fills only a node that never had it."""
+    import docker
+
+    from harness.images.base import DEFAULT_TAG
+    from tests.fetch_support import BIG_MB, TOKEN, big_sha256, start_hub, stop_hub
+    from tests.fetch_support import make_submission as make_fetch_submission
+    from tests.text_task import make_text_task
+
+    host = docker.from_env(environment=lab["host"]).api
+    hub = start_hub(host, DEFAULT_TAG)
+    volume, volumes = "", set()
+    try:
+        task = tmp_path / "task"
+        task.mkdir()
+        cfg = make_text_task(task, limits=f"fetch: {{allow: [hub], network: {hub.network}}}\nsecrets: [HUB_TOKEN]\n"
+                                          "backend: swarm\nswarm: {data_label: harness.data}\n")
+        subs = tmp_path / "subs"
+        run = 'python3 /app/probe.py && harness client --server "$HARNESS_SERVER_URL" --agent /app/echo.py'
+        make_fetch_submission(subs, "labfetch", ["python3", "/app/fetch.py", str(task), "http://hub:8000/big.bin"],
+                              run)
+        seen: dict[str, str] = {}  # node → the image its volume was filled from
+        shipped = None
+        for attempt in range(2):
+            man, entry = _fetch_on_lab(lab, subs, tmp_path / f"out{attempt}", cfg, TOKEN)
+            fetched = man["fetch"]
+            volume = fetched["volume"]
+            volumes.add(volume)
+            assert fetched["engine"] == "local" and fetched["cached"] is (attempt == 1)
+            assert fetched["shipped_as"] == f"{volume}:volume"
+            iso = entry["isolation"]
+            node = iso["participant_node"]
+            assert node in ("hlab-node1", "hlab-node2") and iso["server_node"] == "hlab-node0"
+            fill = iso["fetch_fill"]
+            assert fill["node"] == node and fill["image"].startswith(f"{lab['lab']['HARNESS_REGISTRY']}/harness/run@")
+            shipped = shipped or fill["image"]
+            assert fill["image"] == shipped  # made once: the second evaluation ships the same bytes
+            assert fill["filled"] is (seen.get(node) != fill["image"])  # once per node and fill
+            seen[node] = fill["image"]
+            client = (tmp_path / f"out{attempt}" / "labfetch" / "dev" / "client.log").read_text()
+            assert f"WEIGHTS {BIG_MB << 20} {big_sha256()}" in client, client[-2000:]
+            assert "FETCH-RO" in client and "NET-OFF" in client and "SECRET=none" in client
+        # the volume is on the worker(s) that ran it, with the fill's stamp; the manager never had it
+        for name, image in seen.items():
+            sock = f"unix://{LAB_DIR}/node{name[-1]}/docker.sock"
+            stamp = subprocess.run(["docker", "-H", sock, "run", "--rm", "--network", "none", "-v",
+                                    f"{volume}:/v:ro", "--entrypoint", "cat", image,
+                                    "/v/.harness-fetch-stamp"], capture_output=True, text=True, check=True).stdout
+            assert stamp == image
+        assert on_lab(lab, "volume", "ls", "-q", "--filter", f"name={volume}").split() == []
+        assert hub.network not in on_lab(lab, "network", "ls", "--format", "{{.Name}}").split()  # no way to the hub
+        assert_nothing_left(lab)
+    finally:
+        stop_hub(host, hub)
+        for name in volumes:  # this machine's cache and the images made of it (the lab's go with the lab)
+            subprocess.run([sys.executable, "-m", "harness", "fetch-cache", "prune", name], capture_output=True,
+                           timeout=300, env=lab["host"])
+            subprocess.run(["docker", "rmi", f"{name}:volume"], capture_output=True, env=lab["host"])
+
+
 def test_two_gpu_runs_never_share_a_gpu(lab, tmp_path):
     subs = tmp_path / "subs"
     make_submission(subs, "gpu-a", "python3 /app/probe_agent.py slow")

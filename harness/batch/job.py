@@ -49,6 +49,22 @@ class _Failed(Exception):
         self.outcome = outcome
 
 
+def _engine_api(engine: str | None) -> Any:
+    """A Docker API client of `engine` (see images.docker_env; None: the harness's own engine)."""
+    from harness.run.docker_backend import docker_api
+
+    if engine is None:
+        return docker_api()
+    import docker
+
+    from harness.images.base import docker_env
+
+    try:
+        return docker.from_env(environment=docker_env(engine), timeout=120).api
+    except Exception as exc:  # noqa: BLE001
+        raise failures.InfraError(f"fetch: build engine {engine} does not answer: {exc}".splitlines()[0]) from None
+
+
 def record(sub_id: str, meta: dict[str, Any], dataset: str, outcome: failures.Outcome,
            scores: dict[str, Any] | None, config: TaskConfig, client_log_tail: list[str] | None = None
            ) -> dict[str, Any]:
@@ -118,6 +134,7 @@ class SubmissionJob:
             self.man["runs"].update({ds: e for ds, e in previous["runs"].items() if ds not in opts.datasets})
         self.meta: dict[str, Any] = {}
         self.fetched: str | failures.Outcome | None = None  # the fetch volume, or why the fetch failed
+        self.fetch_image: str | None = None  # its files as an image, for swarm nodes (run.fetch.ship)
 
     def __call__(self) -> list[dict[str, Any]]:
         self.out.path.mkdir(parents=True, exist_ok=True)
@@ -237,24 +254,34 @@ class SubmissionJob:
 
     def _fetch(self, sub: Submission, info: ImageInfo) -> str | failures.Outcome | None:
         """The submission's filled fetch volume (fetched once per job, before its first run; cached across jobs),
-        the outcome of a fetch that failed, or None without `fetch:`. Never part of a run or of its latency."""
+        the outcome of a fetch that failed, or None without `fetch:`. Never part of a run or of its latency. On a
+        swarm it runs where the network is (the build engine, else the manager) and, where the runs' nodes do not
+        have that volume, its files are made an image for them (`run.fetch.ship`)."""
         if not sub.fetch or self.fetched is not None:
             return self.fetched
-        from harness.run.docker_backend import docker_api
         from harness.run.fetch.step import FetchRequest, ensure_fetched
 
         self.progress.update(self.sub_id, state="fetching")
+        engine = build_engine_of(self.opts) if backend_name(self.opts) == "swarm" else None
         req = FetchRequest(image_id=info.id, image_digest=info.digest, command=sub.fetch, image_user=None,
                            config=self.opts.config, helper_image=self.server_image, log=self.out.fetch_log,
                            proxy_log=self.out.fetch_proxy_log, refetch=self.opts.refetch)
         try:
-            fetched = ensure_fetched(docker_api(), req)
+            api = _engine_api(engine)
+            if engine is not None:  # the image's id there (moved images keep their content, not always their id)
+                req.image_id = str(api.inspect_image(info.tag or info.id)["Id"])
+            fetched = ensure_fetched(api, req)
+            self.fetch_image = self._ship(api, engine, fetched.volume, fetched.key)
         except failures.FetchFailed as exc:
             self.fetched = failures.Outcome(exc.status, str(exc))
         except failures.InfraError as exc:
             self.fetched = failures.Outcome(failures.INFRA_ERROR, str(exc))
         else:
             self.man["fetch"] = fetched.manifest(req)
+            if engine is not None:
+                self.man["fetch"]["engine"] = engine
+            if self.fetch_image is not None:
+                self.man["fetch"]["shipped_as"] = self.fetch_image
             if not fetched.cached:
                 self.man.setdefault("timings", {})["fetch_s"] = round(fetched.fetch_s, 3)
             self.fetched = fetched.volume
@@ -262,6 +289,20 @@ class SubmissionJob:
         self.man["fetch"] = {"command": list(sub.fetch), "status": self.fetched.status,
                              "reason": self.fetched.reason}
         return self.fetched
+
+    def _ship(self, fetch_api: Any, engine: str | None, volume: str, key: str) -> str | None:
+        """On a swarm whose runs may go to another node than the volume's (several nodes, or the fetch ran on the
+        build engine): the image carrying the volume's files, on the harness's engine; else None."""
+        if backend_name(self.opts) != "swarm":
+            return None
+        from harness.run.docker_backend import docker_api
+        from harness.run.fetch.ship import fetched_image
+
+        harness_api = docker_api() if engine is not None else fetch_api
+        nodes = int(((harness_api.info().get("Swarm") or {}).get("Nodes")) or 1)
+        if engine is None and nodes <= 1:
+            return None
+        return fetched_image(fetch_api, harness_api, engine, volume, key, self.server_image)
 
     def _not_run(self, run: layout.RunDir, ds_name: str, key: str, entry: dict[str, Any],
                  outcome: failures.Outcome) -> dict[str, Any]:
@@ -372,7 +413,8 @@ class SubmissionJob:
             spec = RunSpec(submission_image=info.id, command=sub.command, config=self.opts.config, track=track,
                            dataset=ds, out_dir=run.path.resolve(), server_image=self.server_image,
                            collect_peak_memory=self.opts.collect_peak_memory, interface=sub.interface,
-                           participant_port=sub.port, prepare=sub.prepare or None, fetch_volume=fetch_volume)
+                           participant_port=sub.port, prepare=sub.prepare or None, fetch_volume=fetch_volume,
+                           fetch_image=self.fetch_image if fetch_volume else None)
             result = execute_run(spec, self.opts.stop, on_progress=lambda d, n: self.progress.update(
                 self.sub_id, state="running", done=d, total=n), backend=self._backend())
             attempts.append({"attempt": attempt + 1, "status": result.outcome.status,

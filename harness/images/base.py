@@ -40,6 +40,8 @@ from harness.images import wheelhouse
 #: the base image tag; `HARNESS_BASE_TAG` overrides it (e.g. to keep parallel checkouts from sharing one image)
 DEFAULT_TAG = os.environ.get("HARNESS_BASE_TAG") or "harness-base:latest"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
+#: the repository (under the organizer's registry) the swarm backend pushes run images to (run.swarm.registry)
+RUN_REPO = "harness/run"
 SUITE = "bookworm"
 INCLUDE = ("python3", "python3-venv")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -142,9 +144,11 @@ def inspect_image(ref: str, engine: str | None = None) -> dict:
 
 
 def image_info(ref: str, tag: str | None = None, build_s: float = 0.0, engine: str | None = None) -> ImageInfo:
-    """ImageInfo of an image on the engine. `digest` is the registry digest if any, else the content-addressed id."""
+    """ImageInfo of an image on the engine. `digest` is the registry digest if any, else the content-addressed id;
+    the digest of the harness's own push for swarm nodes (`RUN_REPO`) is not one: it would change the image's
+    resume and fetch-cache keys once the swarm ran it."""
     data = inspect_image(ref, engine)
-    repo_digests = data.get("RepoDigests") or []
+    repo_digests = [d for d in data.get("RepoDigests") or [] if not d.split("@", 1)[0].endswith(f"/{RUN_REPO}")]
     return ImageInfo(
         tag=tag or ref,
         id=data["Id"],

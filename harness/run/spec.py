@@ -38,6 +38,7 @@ class RunSpec:
     participant_port: int | None = None
     prepare: str | list[str] | tuple[str, ...] | None = None  # the submission's `prepare:` command, run first
     fetch_volume: str | None = None  # the volume its `fetch:` filled, mounted read-only (harness.run.fetch)
+    fetch_image: str | None = None  # that volume's files as an image, for swarm nodes without it (run.fetch.ship)
 
     @property
     def driven(self) -> bool:

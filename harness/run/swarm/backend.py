@@ -9,7 +9,9 @@ it on a worker overlaps the server's start; its own code still starts only once 
 on the network. Images reach other nodes through the organizer's
 registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm.registry`); a single-node
 swarm needs none. Where the nodes have no internet, images are built on a build engine and moved to the manager
-before they get here (`--build-engine`, `swarm.build_engine`: batch.scheduler, images.move).
+before they get here (`--build-engine`, `swarm.build_engine`: batch.scheduler, images.move). A fetch volume made
+on another engine or for a swarm of several nodes is filled on the participant's node before the run, and the
+participant pinned there (`fetch_fill`).
 
 Faults: a task the swarm rejects, fails to start or loses (node down, no node with the resources asked) is an
 `InfraError` (the run is retried once); a task that waits for resources longer than the start-up budget ends the
@@ -42,7 +44,7 @@ from harness.run.sandbox import (
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
 from harness.run.swarm.gpus import POOL, GpuGrant, advertised_gpus
 from harness.run.swarm.registry import pinned_image
-from harness.run.swarm.services import SWARM_GAPS, participant_service, server_service
+from harness.run.swarm.services import SWARM_GAPS, off_data_constraint, participant_service, server_service
 from harness.run.swarm.settle import remove_network
 from harness.run.swarm.spares import SPARES, Spare
 from harness.run.tail import log_tail
@@ -180,22 +182,50 @@ class SwarmBackend:
         self.gate_file: Path | None = None
         self.part_ended = threading.Event()
         self.stage: ContextStage | None = None
+        self.fetch_node: str | None = None  # the node the fetch volume was filled on: the participant's
+        self.fetch_fill: dict[str, Any] | None = None
 
     def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         """Stage the context and run `prepare:` on this node (see run/context_mounts.py): a single-node swarm
-        only, where the participant's service runs beside the staging folder."""
+        only, where the participant's service runs beside the staging folder. The fetch volume is filled on the
+        participant's node when it is not this engine's (`fetch_fill`), and the participant pinned there."""
         self.stage = stage = ContextStage(spec)
         if not stage.needed:
             return
-        if int(self.state.get("Nodes") or 1) > 1:
-            raise failures.InfraError("extra context, prepare and fetch: need a single-node swarm (the staging "
-                                      "folder and the fetch volume are on the manager); run this track with "
-                                      "backend: local")
+        several = int(self.state.get("Nodes") or 1) > 1
+        if several and (spec.dataset.context is not None or spec.prepare):
+            raise failures.InfraError("extra context and prepare: need a single-node swarm (the staging folder is "
+                                      "on the manager); run this track with backend: local")
+        if spec.fetch_volume and spec.fetch_image:
+            self._fill_fetch_volume(spec, several, timings)
+        if not (spec.dataset.context is not None or spec.prepare):
+            return
         user = participant_user(spec.image_user if spec.image_user is not None
                                 else self.api.inspect_image(spec.submission_image)["Config"].get("User"))
         stage.stage(user)
         if spec.prepare:
             run_prepare(self.api, spec, stage, user, run_dir, timings, wait_exit)
+
+    def _fill_fetch_volume(self, spec: RunSpec, several: bool, timings: dict[str, float]) -> None:
+        """The fetch volume on the node the participant will run on (its GPUs' node, else where Swarm puts the
+        fill under the participant's constraints); that node is then the participant's."""
+        from harness.run.swarm.fetch_fill import fill_on_node
+
+        assert spec.fetch_volume and spec.fetch_image
+        policy = SandboxPolicy.from_limits(spec.config.limits)
+        if policy.gpus and self.grant is None:
+            self.grant = POOL.acquire(self.api, len(policy.gpus),
+                                      lambda n: several and is_data_node(n, self.data_label), self.placement_timeout_s)
+        constraints = [off_data_constraint(self.data_label)] if several else []
+        if self.grant is not None:
+            constraints.append(f"node.id == {self.grant.node_id}")
+        image = pinned_image(self.api, spec.fetch_image, self.registry)
+        fill = fill_on_node(self.api, image=image, volume=spec.fetch_volume, run_id=spec.run_id,
+                            constraints=constraints, create_service=_create_service,
+                            budget_s=self.placement_timeout_s + spec.config.limits.fetch_timeout_s)
+        self.fetch_node = fill.node_id
+        self.fetch_fill = {"node": _hostname(self.api, fill.node_id), "filled": fill.filled, "image": image}
+        timings["fetch_fill_s"] = fill.seconds
 
     def _local_node(self) -> str:
         return str(self.state.get("NodeID") or "")
@@ -282,8 +312,10 @@ class SwarmBackend:
         stage = self.stage or ContextStage(spec)
         env = {**policy.environment(f"http://{host}:{SERVER_PORT}", host, SERVER_PORT), **stage.environment()}
         if policy.gpus:
-            self.grant = POOL.acquire(api, len(policy.gpus), lambda n: several and is_data_node(n, self.data_label),
-                                      self.placement_timeout_s)
+            if self.grant is None:  # else taken in prepare, for the fetch volume's node
+                self.grant = POOL.acquire(api, len(policy.gpus),
+                                          lambda n: several and is_data_node(n, self.data_label),
+                                          self.placement_timeout_s)
             env.update(self.grant.environment())
         argv = participant_argv(spec.command)
         if isinstance(spec.command, str):
@@ -295,7 +327,7 @@ class SwarmBackend:
             name=f"harness-{spec.run_id}-participant", image=image, argv=argv, user=user,
             labels=network.labels(spec.run_id, "participant"), network_id=self.net["Id"], policy=policy,
             env=env, off_data_node=several, data_label=self.data_label,
-            node_id=self.grant.node_id if self.grant else None, binds=stage.binds())
+            node_id=self.grant.node_id if self.grant else self.fetch_node, binds=stage.binds())
         if self.gate_python:  # placed and started now, while the server starts; it waits at the gate
             self._create_participant()
 
@@ -363,6 +395,8 @@ class SwarmBackend:
                                      "not_applied_by_swarm": SWARM_GAPS}
         if self.grant:
             placement["gpus_assigned"] = list(self.grant.gpus)
+        if self.fetch_fill:
+            placement["fetch_fill"] = self.fetch_fill
         if cid and node == self._local_node():
             info = api.inspect_container(cid)
             result.oom_killed = bool(info["State"].get("OOMKilled"))

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.images.base import RUN_REPO
 
 REGISTRY_TIMEOUT_S = 5.0
 _pushed: dict[tuple[str, str], str] = {}
@@ -41,7 +42,7 @@ def pinned_image(api: Any, image: str, registry: str | None) -> str:
 
 def _push(api: Any, image_id: str, registry: str) -> str:
     """Tag and push one image; its `registry/repo@sha256:...` digest reference."""
-    repo, tag = f"{registry}/harness/run", image_id.split(":", 1)[-1][:20]
+    repo, tag = f"{registry}/{RUN_REPO}", image_id.split(":", 1)[-1][:20]
     api.tag(image_id, repo, tag)
     error = None
     for line in api.push(repo, tag=tag, stream=True, decode=True):
