@@ -29,7 +29,6 @@ from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import norm_score, resample_counts
 from harness.metrics.stability import corpus_normalized_erasure
-from harness.scoring.longform import is_longform_log, score_longform
 from harness.scoring.means import clip_interval, mean_records, value_blocks
 from harness.scoring.neural import model_metric_records
 from harness.scoring.options import ScoringOptions
@@ -162,8 +161,11 @@ def score_records_with_instances(
     if not records:
         raise HarnessError("no instances to score")
     options = (options or ScoringOptions()).but(**changes)
-    if is_longform_log(records):
-        return score_longform(records, options, latency_unit=latency_unit, source=source)
+    if isinstance(records[0].get("longform"), dict):  # the long-form modules load for long-form runs alone
+        from harness.scoring.longform import is_longform_log, score_longform
+
+        if is_longform_log(records):
+            return score_longform(records, options, latency_unit=latency_unit, source=source)
     records = sorted(records, key=lambda r: r.get("index", 0))
     run = _ShortRun(records, options, latency_unit, _is_speech(records[0], latency_unit) if speech is None else speech)
     out, rows = run.score(source_texts)
