@@ -10,6 +10,7 @@ sacrebleu's per-sample copies for 1000 resamples).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +31,10 @@ TOKENIZER_EXTRAS = {"ja-mecab": "pip install 'harness[ja]' (sacrebleu[ja]; scrip
 
 def tokenizer_problem(tokenizer: str) -> str | None:
     """Why sacrebleu's BLEU cannot tokenize with `tokenizer` here (an unknown name, or a tokenizer whose modules
-    are not installed), in one line; None when it can. Cheap: it builds the tokenizer once, before any work."""
+    are not installed), in one line; None when it can. Cheap: it builds the tokenizer once, before any work (not
+    for 13a and none, which sacrebleu always has and `fast_bleu_stats` applies without importing it)."""
+    if tokenizer in _FAST_BLEU_TOKENIZERS:
+        return None
     from sacrebleu.metrics import BLEU
 
     try:
@@ -231,8 +235,11 @@ BLOCK_CHARS = 1 << 20
 def _blocks(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
     """Sentence ranges [a, b) whose hypothesis and reference text together stay near BLOCK_CHARS characters."""
     bounds, start, size = [], 0, 0
-    for i, hyp in enumerate(hypotheses):
-        size += len(hyp) + sum(len(r[i]) for r in references)
+    chars = list(map(len, hypotheses))
+    for refs in references:
+        chars = list(map(operator.add, chars, map(len, refs)))
+    for i, n in enumerate(chars):
+        size += n
         if size >= BLOCK_CHARS:
             bounds.append((start, i + 1))
             start, size = i + 1, 0

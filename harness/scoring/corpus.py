@@ -341,17 +341,13 @@ def _add_degeneracy(out: dict[str, Any], records: Sequence[dict[str, Any]], per_
 def instance_rows(records: Sequence[dict[str, Any]], per_instance: dict[str, Any], names: list[str]
                    ) -> list[dict[str, Any]]:
     """One `{"index", NAME: value or None}` row per record (the instance_scores.jsonl lines)."""
-    columns = [(name, per_instance[name].tolist()) for name in names if name in per_instance]
-    rows: list[dict[str, Any]] = []
-    for i, rec in enumerate(records):
-        row: dict[str, Any] = {"index": rec.get("index")}
-        for name, values in columns:
-            v = values[i]
-            row[name] = None if v != v else v  # NaN: no value
-        for name in names:
-            row.setdefault(name, None)
-        rows.append(row)
-    return rows
+    keys = ["index", *(name for name in names if name in per_instance)]
+    keys += [name for name in dict.fromkeys(names) if name not in keys]  # no values: None
+    columns = [[rec.get("index") for rec in records]]
+    columns += [[None if v != v else v for v in per_instance[name].tolist()]  # NaN: no value
+                for name in keys[1:] if name in per_instance]
+    nones = (None,) * (len(keys) - len(columns))
+    return [dict(zip(keys, values + nones, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], baseline_name: str) -> dict[str, Any]:
