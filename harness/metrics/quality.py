@@ -169,6 +169,9 @@ def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any, int]:
     return ids, cum[bounds[1:]] - cum[bounds[:-1]], len(vocab)
 
 
+#: the compiled n-gram matcher (chrf_ngrams.c) takes symbols below 2^22 (every Unicode code point; token ids of a
+#: block, whose vocabulary is far smaller)
+MAX_NATIVE_ID = 1 << 22
 _KEY_LIMIT = 1 << 62  # (sentence, n-gram, stream) keys stay below this; beyond it n-gram ids are renumbered
 
 
@@ -292,7 +295,13 @@ def _fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[st
     stats[:, 1] = best_len
     for order in range(1, _ORDER + 1):
         stats[:, 1 + _ORDER + order] = np.maximum(hyp_lens - order + 1, 0)
-    stats[:, 2 : 2 + _ORDER] = _ngram_matches(ids, lens, n, nstreams, vocab_size, _ORDER)
+    matches = None
+    if nstreams == 2 and vocab_size < MAX_NATIVE_ID:  # one reference: chrF's compiled clipped n-gram matches
+        from harness.metrics.native import chrf_match_counts
+
+        matches = chrf_match_counts(ids, lens, n, _ORDER)  # on token ids instead of characters
+    stats[:, 2 : 2 + _ORDER] = (matches if matches is not None
+                                else _ngram_matches(ids, lens, n, nstreams, vocab_size, _ORDER))
     return stats
 
 
