@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.errors import HarnessError
 
 __all__ = ["read_yaml", "read_text", "parse_yaml"]
@@ -17,6 +15,8 @@ def parse_yaml(text: str, source: Path, error: type[HarnessError] = HarnessError
     """The data of YAML `text` read from `source`; a syntax error is `error("SOURCE: line N: invalid YAML: ...")`.
 
     `fast` parses with libyaml's safe loader where PyYAML has it (the same data, 10x faster: long segmentations)."""
+    import yaml  # here, not at the top: `harness score` on a short-form log reads no YAML
+
     try:
         if fast:
             return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader

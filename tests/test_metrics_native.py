@@ -136,3 +136,25 @@ def test_chrf_matches_equal_the_numpy_path_and_sacrebleu(monkeypatch) -> None:
     monkeypatch.setenv("HARNESS_NO_NATIVE", "1")
     assert native.chrf_match_counts(np.zeros(1, dtype=np.uint32), [0, 0], 1, 6) is None
     assert (quality.fast_chrf_stats(hyps, [refs]) == compiled).all()
+
+
+def test_bleu_matches_compiled_equal_the_numpy_path_and_sacrebleu(monkeypatch) -> None:
+    """One reference: BLEU's clipped n-gram matches come from chrF's compiled matcher over token ids."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU
+
+    recs = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
+    hyps, refs = [r["prediction"] for r in recs], [r["reference"] for r in recs]
+    rng = random.Random(7)  # tiny vocabularies repeat n-grams; empty sides; punctuation 13a splits
+    for _ in range(80):
+        hyps.append(" ".join(rng.choice(["a", "b", "a.", "c,d", "&amp;"]) for _ in range(rng.randint(0, 12))))
+        refs.append(" ".join(rng.choice(["a", "b", "b.", "c", "d"]) for _ in range(rng.randint(0, 12))))
+    hyps += ["", "a", "ñandú 🙂 x"]
+    refs += ["a b", "", "ñandú 🙂 y"]
+    for tok in ("13a", "none"):
+        compiled = fast_bleu_stats(hyps, [refs], tok)
+        theirs = np.array(BLEU(tokenize=tok)._extract_corpus_statistics(hyps, [refs]), dtype=np.int64)
+        assert (compiled == theirs).all()
+        with monkeypatch.context() as m:
+            m.setenv("HARNESS_NO_NATIVE", "1")
+            assert (fast_bleu_stats(hyps, [refs], tok) == compiled).all()

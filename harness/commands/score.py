@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -379,8 +381,34 @@ def _check_tools(args: argparse.Namespace, options: ScoringOptions) -> None:
             raise HarnessError(f"--tokenizer: {problem}")
 
 
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off inside, restored after.
+
+    String and latency scoring builds acyclic data (records, lists, numpy arrays: reference counting frees them);
+    the collector would only walk the log's records again and again, some 15% of the time at 20,000 sentences
+    (bench/score_bench.py)."""
+    import gc
+
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def run(args: argparse.Namespace) -> int:
-    """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON."""
+    """Score each path, write scores.json and instance_scores.jsonl unless --no-write, print tables or JSON.
+
+    Without neural metrics (whose model libraries may build reference cycles) the cyclic collector pauses."""
+    neural = args.config or args.comet_model or args.xcomet_model or args.bleurt_model
+    with nullcontext() if neural else _cycle_collector_paused():
+        return _score_paths(args)
+
+
+def _score_paths(args: argparse.Namespace) -> int:
     from harness import layout
     from harness.errors import HarnessError
     from harness.jsonio import write_json

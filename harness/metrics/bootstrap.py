@@ -29,8 +29,8 @@ class Resamples:
         for lo in range(0, bootstrap, BLOCK):
             hi = min(lo + BLOCK, bootstrap)
             idxs = rng.choice(n, size=(hi - lo, n), replace=True)
-            idxs += np.arange(0, (hi - lo) * n, n, dtype=idxs.dtype)[:, None]  # row r's indices -> r*n + index
-            self._counts[lo:hi] = np.bincount(idxs.ravel(), minlength=(hi - lo) * n).reshape(hi - lo, n)
+            for row, drawn in zip(self._counts[lo:hi], idxs, strict=True):  # row by row: its counts stay in cache
+                row[:] = np.bincount(drawn, minlength=n)
 
     @property
     def shape(self) -> tuple[int, int]:

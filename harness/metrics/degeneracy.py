@@ -15,7 +15,9 @@ All four are corpus-level (micro-averaged) and have no bootstrap interval.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
+from itertools import repeat
 
 __all__ = ["DEGENERACY_METRICS", "THRESHOLD", "degeneracy"]
 
@@ -30,7 +32,7 @@ def degeneracy(
     simultaneous = words = 0
     efsw_num = efsw_den = 0.0
     for ds, src, y in zip(delays, source_lengths, yaal, strict=True):
-        simultaneous += sum(1 for d in ds if d < src)
+        simultaneous += sum(map(operator.lt, ds, repeat(src)))  # how many d < src
         words += len(ds)
         if y is not None and not math.isnan(y):
             efsw_num += max(0.0, src - y)

@@ -10,6 +10,7 @@ sacrebleu's per-sample copies for 1000 resamples).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +31,10 @@ TOKENIZER_EXTRAS = {"ja-mecab": "pip install 'harness[ja]' (sacrebleu[ja]; scrip
 
 def tokenizer_problem(tokenizer: str) -> str | None:
     """Why sacrebleu's BLEU cannot tokenize with `tokenizer` here (an unknown name, or a tokenizer whose modules
-    are not installed), in one line; None when it can. Cheap: it builds the tokenizer once, before any work."""
+    are not installed), in one line; None when it can. Cheap: it builds the tokenizer once, before any work (not
+    for 13a and none, which sacrebleu always has and `fast_bleu_stats` applies without importing it)."""
+    if tokenizer in _FAST_BLEU_TOKENIZERS:
+        return None
     from sacrebleu.metrics import BLEU
 
     try:
@@ -165,6 +169,9 @@ def _token_ids(lines: Sequence[str], tokenizer: str) -> tuple[Any, Any, int]:
     return ids, cum[bounds[1:]] - cum[bounds[:-1]], len(vocab)
 
 
+#: the compiled n-gram matcher (chrf_ngrams.c) takes symbols below 2^22 (every Unicode code point; token ids of a
+#: block, whose vocabulary is far smaller)
+MAX_NATIVE_ID = 1 << 22
 _KEY_LIMIT = 1 << 62  # (sentence, n-gram, stream) keys stay below this; beyond it n-gram ids are renumbered
 
 
@@ -231,8 +238,11 @@ BLOCK_CHARS = 1 << 20
 def _blocks(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
     """Sentence ranges [a, b) whose hypothesis and reference text together stay near BLOCK_CHARS characters."""
     bounds, start, size = [], 0, 0
-    for i, hyp in enumerate(hypotheses):
-        size += len(hyp) + sum(len(r[i]) for r in references)
+    chars = list(map(len, hypotheses))
+    for refs in references:
+        chars = list(map(operator.add, chars, map(len, refs)))
+    for i, n in enumerate(chars):
+        size += n
         if size >= BLOCK_CHARS:
             bounds.append((start, i + 1))
             start, size = i + 1, 0
@@ -285,7 +295,13 @@ def _fast_bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[st
     stats[:, 1] = best_len
     for order in range(1, _ORDER + 1):
         stats[:, 1 + _ORDER + order] = np.maximum(hyp_lens - order + 1, 0)
-    stats[:, 2 : 2 + _ORDER] = _ngram_matches(ids, lens, n, nstreams, vocab_size, _ORDER)
+    matches = None
+    if nstreams == 2 and vocab_size < MAX_NATIVE_ID:  # one reference: chrF's compiled clipped n-gram matches
+        from harness.metrics.native import chrf_match_counts
+
+        matches = chrf_match_counts(ids, lens, n, _ORDER)  # on token ids instead of characters
+    stats[:, 2 : 2 + _ORDER] = (matches if matches is not None
+                                else _ngram_matches(ids, lens, n, nstreams, vocab_size, _ORDER))
     return stats
 
 

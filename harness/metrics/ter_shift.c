@@ -81,6 +81,35 @@ static void ed_fill(Ed *e, const int32_t *hyp, int start, int end) {
     }
 }
 
+/* ed_fill's costs alone (no operations: a candidate's matrix is never traced), without branches: a cell is
+ * min(INF, diagonal, deletion, insertion), which is what taking an operation only when strictly cheaper gives. */
+static void ed_fill_cost(Ed *e, const int32_t *hyp, int start, int end) {
+    int n = e->n, m = e->m, w = m + 1;
+    for (int i = start + 1; i <= end; i++) {
+        int diag = (int)(i * e->ratio);
+        int lo = diag - e->beam > 0 ? diag - e->beam : 0;
+        int hi = diag + e->beam < m + 1 ? diag + e->beam : m + 1;
+        if (i == n) hi = m + 1;
+        int64_t *pc = e->cost + (int64_t)(i - 1) * w, *cc = e->cost + (int64_t)i * w;
+        if (lo > 0) cc[lo - 1] = INF;
+        int stale_end = hi + (int)e->ratio + 2 < w ? hi + (int)e->ratio + 2 : w;
+        for (int j = hi; j < stale_end; j++) cc[j] = INF;
+        int32_t word = hyp[i - 1];
+        int j = lo;
+        if (j == 0 && j < hi) { cc[0] = pc[0] + 1; j = 1; }
+        int64_t left = j > 0 ? cc[j - 1] : INF;
+        for (; j < hi; j++) {
+            int64_t c = pc[j - 1] + (word != e->ref[j - 1]);
+            int64_t d = pc[j] + 1;
+            int64_t best = c < INF ? c : INF;
+            best = d < best ? d : best;
+            int64_t ins = left + 1;
+            best = ins < best ? ins : best;
+            cc[j] = left = best;
+        }
+    }
+}
+
 /* Trace of the matrix (sacrebleu's op order, before flipping) into `trace`; its length, or -1 on an undefined cell. */
 static int ed_trace(const Ed *e, uint8_t *trace) {
     int i = e->n, j = e->m, w = e->m + 1, len = 0;
@@ -121,14 +150,19 @@ static void ed_back(const Ed *e, const int32_t *hyp, int64_t *back) {
         band(e, i, &lo, &hi);
         int64_t *cur = back + (int64_t)i * w, *nxt = back + (int64_t)(i + 1) * w;
         int32_t word = hyp[i];
+        /* min(INF, ...) of the moves: a move from an INF cell costs at least INF, so it never wins (no branches) */
         for (int j = hi - 1; j >= lo; j--) {
-            int64_t best = INF, c;
-            if (j + 1 <= m && nxt[j + 1] < INF) {
-                c = nxt[j + 1] + (word == e->ref[j] ? 0 : 1);
-                if (c < best) best = c;
+            int64_t best = INF;
+            if (j + 1 <= m) {
+                int64_t c = nxt[j + 1] + (word != e->ref[j]);
+                best = c < best ? c : best;
             }
-            if (nxt[j] < INF && nxt[j] + 1 < best) best = nxt[j] + 1;
-            if (j + 1 < hi && cur[j + 1] < INF && cur[j + 1] + 1 < best) best = cur[j + 1] + 1;
+            int64_t d = nxt[j] + 1;
+            best = d < best ? d : best;
+            if (j + 1 < hi) {
+                int64_t h = cur[j + 1] + 1;
+                best = h < best ? h : best;
+            }
             cur[j] = best;
         }
     }
@@ -148,6 +182,33 @@ static void perform_shift(const int32_t *w, int n, int start, int length, int ta
 #undef COPY
 }
 
+/* [p, q): the positions perform_shift(w, n, start, length, target) can change (outside it out[i] == w[i]). */
+static void shift_span(int n, int start, int length, int target, int *p, int *q) {
+    if (target < start) { *p = target; *q = start + length; }
+    else if (target > start + length) { *p = start; *q = target; }
+    else { *p = start; *q = length + target < n ? length + target : n; }
+}
+
+/* rpos: the reference positions 0..m-1 ordered by (word id, position), so the positions holding one word are a run
+ * in increasing order (insertion sort: sentences are short). */
+static void sort_positions(const int32_t *ref, int m, int *rpos) {
+    for (int j = 0; j < m; j++) {
+        int k = j;
+        while (k > 0 && ref[rpos[k - 1]] > ref[j]) { rpos[k] = rpos[k - 1]; k--; }
+        rpos[k] = j;
+    }
+}
+
+/* The first index of rpos whose reference word is >= `word` (binary search). */
+static int first_position(const int32_t *ref, const int *rpos, int m, int32_t word) {
+    int lo = 0, hi = m;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ref[rpos[mid]] < word) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 /* Edits (shifts + edit distance) turning hypothesis `hyp` (n ids) into reference `ref` (m >= 1 ids); -1 on error. */
 static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) {
     Ed e;
@@ -165,12 +226,13 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
     int32_t *best_words = malloc(sizeof(int32_t) * (n + 1));
     uint8_t *trace = malloc(n + m + 2);
     int *align = malloc(sizeof(int) * (m + 1)), *hyp_err = malloc(sizeof(int) * (n + 1));
-    int *ref_err = malloc(sizeof(int) * (m + 1));
+    int *ref_err = malloc(sizeof(int) * (m + 1)), *rpos = malloc(sizeof(int) * (m + 1));
     int64_t result = -1;
     if (!e.cost || !e.ops || !s.cost || !s.ops || !back || !words || !cand || !best_words || !trace || !align || !hyp_err ||
-        !ref_err)
+        !ref_err || !rpos)
         goto done;
     memcpy(words, hyp_in, sizeof(int32_t) * n);
+    sort_positions(ref, m, rpos);
     for (int j = 0; j <= m; j++) { e.cost[j] = j; e.ops[j] = OP_INS; s.cost[j] = j; s.ops[j] = OP_INS; }
     int shifts = 0, checked = 0;
     for (;;) {
@@ -197,7 +259,10 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
         int best_len = 0, best_start = 0, best_idx = 0;
         int stop = 0;
         for (int sh = 0; sh < n && !stop; sh++) {
-            for (int sr = 0; sr < m && !stop; sr++) {
+            /* the reference positions sr that hold words[sh], in increasing order: the only sr where a candidate
+               starts (sacrebleu loops over every sr; the others match no word) */
+            for (int k = first_position(ref, rpos, m, words[sh]); k < m && ref[rpos[k]] == words[sh] && !stop; k++) {
+                int sr = rpos[k];
                 if (abs(sr - sh) > MAX_SHIFT_DIST) continue;
                 int length = 0;
                 while (words[sh + length] == ref[sr + length] && length < MAX_SHIFT_SIZE) {
@@ -217,17 +282,24 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
                             if (idx == prev) continue;
                             prev = idx;
                             perform_shift(words, n, sh, length, idx, cand);
-                            int p = 0, q = n, w = m + 1;
+                            int p, q, w = m + 1; /* cand equals words outside [p, q): start from the moved span */
+                            shift_span(n, sh, length, idx, &p, &q);
                             while (p < n && cand[p] == words[p]) p++;
                             while (q > p && cand[q - 1] == words[q - 1]) q--;
                             int64_t after = pre;
                             if (p < n) { /* rows p+1..q for the candidate, then the unchanged suffix's back rows */
                                 memcpy(s.cost + (int64_t)p * w, e.cost + (int64_t)p * w, sizeof(int64_t) * w);
-                                ed_fill(&s, cand, p, q);
+                                ed_fill_cost(&s, cand, p, q);
                                 const int64_t *fq = s.cost + (int64_t)q * w, *bq = back + (int64_t)q * w;
+                                /* row q's band: the cells written in both matrices (back is INF elsewhere, the
+                                   candidate's row unwritten); a sum with an INF side is >= INF: it never wins */
+                                int blo, bhi;
+                                band(&s, q, &blo, &bhi);
                                 after = INF;
-                                for (int j = 0; j < w; j++)
-                                    if (fq[j] < INF && bq[j] < INF && fq[j] + bq[j] < after) after = fq[j] + bq[j];
+                                for (int j = blo; j < bhi; j++) {
+                                    int64_t through = fq[j] + bq[j];
+                                    after = through < after ? through : after;
+                                }
                             }
                             int64_t gain = pre - after;
                             checked++;
@@ -259,7 +331,7 @@ static int64_t ter_one(const int32_t *hyp_in, int n, const int32_t *ref, int m) 
     result = shifts + e.cost[(int64_t)n * (m + 1) + m];
 done:
     free(e.cost); free(e.ops); free(s.cost); free(s.ops); free(back); free(words); free(cand); free(best_words);
-    free(trace); free(align); free(hyp_err); free(ref_err);
+    free(trace); free(align); free(hyp_err); free(ref_err); free(rpos);
     return result;
 }
 

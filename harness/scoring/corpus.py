@@ -27,7 +27,6 @@ from harness.metric_registry import (
 from harness.metrics import latency as lat
 from harness.metrics.degeneracy import DEGENERACY_METRICS, degeneracy
 from harness.metrics.quality import norm_score
-from harness.scoring.longform import is_longform_log, score_longform
 from harness.scoring.means import mean_records, value_blocks
 from harness.scoring.options import ScoringOptions
 from harness.scoring.quality_step import start_quality
@@ -169,8 +168,11 @@ def score_records_with_instances(
     if not records:
         raise HarnessError("no instances to score")
     options = options or ScoringOptions()
-    if is_longform_log(records):
-        return score_longform(records, options, latency_unit=latency_unit, source=source)
+    if isinstance(records[0].get("longform"), dict):  # the long-form modules load for long-form runs alone
+        from harness.scoring.longform import is_longform_log, score_longform
+
+        if is_longform_log(records):
+            return score_longform(records, options, latency_unit=latency_unit, source=source)
     records = sorted(records, key=lambda r: r.get("index", 0))
     run = _ShortRun(records, options, latency_unit, _is_speech(records[0], latency_unit) if speech is None else speech)
     out, rows = run.score()
@@ -304,17 +306,13 @@ def _add_degeneracy(out: dict[str, Any], records: Sequence[dict[str, Any]], per_
 def instance_rows(records: Sequence[dict[str, Any]], per_instance: dict[str, Any], names: list[str]
                    ) -> list[dict[str, Any]]:
     """One `{"index", NAME: value or None}` row per record (the instance_scores.jsonl lines)."""
-    columns = [(name, per_instance[name].tolist()) for name in names if name in per_instance]
-    rows: list[dict[str, Any]] = []
-    for i, rec in enumerate(records):
-        row: dict[str, Any] = {"index": rec.get("index")}
-        for name, values in columns:
-            v = values[i]
-            row[name] = None if v != v else v  # NaN: no value
-        for name in names:
-            row.setdefault(name, None)
-        rows.append(row)
-    return rows
+    keys = ["index", *(name for name in names if name in per_instance)]
+    keys += [name for name in dict.fromkeys(names) if name not in keys]  # no values: None
+    columns = [[rec.get("index") for rec in records]]
+    columns += [[None if v != v else v for v in per_instance[name].tolist()]  # NaN: no value
+                for name in keys[1:] if name in per_instance]
+    nones = (None,) * (len(keys) - len(columns))
+    return [dict(zip(keys, values + nones, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def add_norm_scores(scores: dict[str, Any], baseline_scores: dict[str, Any], baseline_name: str) -> dict[str, Any]:

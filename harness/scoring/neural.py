@@ -13,12 +13,14 @@ from files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import metric_registry
-from harness.config import ModelMetric
 from harness.errors import HarnessError, MetricSetupError
-from harness.recordings import RefSentence
+
+if TYPE_CHECKING:  # annotations only: a short-form run without neural metrics loads no task-config code
+    from harness.config import ModelMetric
+    from harness.recordings import RefSentence
 
 __all__ = ["source_texts_of", "longform_source_texts", "model_metric_records", "needs_source"]
 
