@@ -16,11 +16,10 @@ from tests.board_support import domain_file, harness, text_config, text_submissi
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 webdriver = pytest.importorskip("selenium.webdriver")
-Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+from tests.browser_support import DESKTOP, chrome  # noqa: E402  (after selenium is known to be here)
+
 By = pytest.importorskip("selenium.webdriver.common.by").By
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync", "--window-size=1366,1000"]
 
 
 @pytest.fixture(scope="module")
@@ -49,16 +48,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _driver(chromium: tuple[Path, Path], profile: Path, javascript: bool) -> webdriver.Chrome:
-    binary, chromedriver = chromium
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(binary)
-    for flag in FLAGS + [f"--user-data-dir={profile}"]:
-        opts.add_argument(flag)
-    if not javascript:
-        opts.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
-    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
-    drv.set_page_load_timeout(30)
-    return drv
+    return chrome(chromium, profile, DESKTOP, javascript=javascript)
 
 
 @pytest.mark.parametrize("javascript", [True, False])

@@ -180,3 +180,12 @@ def test_secrets_are_masked_longest_first() -> None:
     values = {"A": "tok", "B": "tok-longer"}
     assert mask("x tok-longer y tok", values) == "x *** y ***"
     assert mask_bytes(b"Bearer tok-longer", values) == b"Bearer ***"
+
+
+def test_the_fetch_template_runs_the_whisper_cascade_agent_as_it_is() -> None:
+    """agent_templates/whisper_fetch is the whisper_cascade agent, given the fetched model by `--model-path`."""
+    templates = Path(__file__).resolve().parent.parent / "agent_templates"
+    agent = (templates / "whisper_fetch" / "agent.py").read_bytes()
+    assert agent == (templates / "whisper_cascade" / "agent.py").read_bytes()
+    command = (templates / "whisper_fetch" / "submission.yaml").read_text(encoding="utf-8")
+    assert '--model-path "$HARNESS_FETCH_DIR/faster-whisper-tiny.en"' in command

@@ -21,13 +21,12 @@ from tests.leaderboard_fixture import XSS_TEAM, XSS_TEXT
 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver")
-Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+from tests.browser_support import DESKTOP, chrome  # noqa: E402  (after selenium is known to be here)
+
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync", "--window-size=1366,1000"]
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -83,14 +82,7 @@ def served_measured(fixture_results: tuple[Path, Path], tmp_path_factory: pytest
 
 @pytest.fixture(scope="module")
 def driver(chromium: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    binary, chromedriver = chromium
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(binary)
-    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
-    drv.set_page_load_timeout(30)
+    drv = chrome(chromium, tmp_path_factory.mktemp("chromium-profile"), DESKTOP, log_requests=True)
     yield drv
     drv.quit()
 

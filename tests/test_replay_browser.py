@@ -23,14 +23,12 @@ from tests.speech_task import make_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.espeak, pytest.mark.slow]
 webdriver = pytest.importorskip("selenium.webdriver")
-Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+from tests.browser_support import DESKTOP, chrome  # noqa: E402  (after selenium is known to be here)
+
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync", "--window-size=1366,1000",
-         "--autoplay-policy=no-user-gesture-required"]
 SHOWN = """return Array.from(document.querySelectorAll('.lane-text[data-lane="' + arguments[0] + '"] .rw'))
   .filter(e => getComputedStyle(e).display !== 'none')
   .map(e => [e.textContent, e.classList.contains('erased')]);"""
@@ -96,15 +94,8 @@ def short_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def driver(chromium: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    binary, chromedriver = chromium
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(binary)
-    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('profile')}"]:
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
-    drv.set_page_load_timeout(30)
-    drv.set_script_timeout(30)
+    drv = chrome(chromium, tmp_path_factory.mktemp("profile"), [*DESKTOP, "--autoplay-policy=no-user-gesture-required"],
+                 log_requests=True, script_timeout=30)
     yield drv
     drv.quit()
 

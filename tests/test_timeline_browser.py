@@ -24,12 +24,12 @@ from tests.viewer_support import start_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.espeak, pytest.mark.slow]
 webdriver = pytest.importorskip("selenium.webdriver")
-Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+from tests.browser_support import chrome  # noqa: E402  (after selenium is known to be here)
+
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WORDS = "uno dos tres cuatro cinco seis siete ocho nueve diez once doce".split()
 AGENT = f'''
 import time
@@ -75,13 +75,7 @@ def viewer(run_dir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def driver(chromium: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    binary, chromedriver = chromium
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(binary)
-    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('profile')}"]:
-        opts.add_argument(flag)
-    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
-    drv.set_page_load_timeout(30)
+    drv = chrome(chromium, tmp_path_factory.mktemp("profile"))
     yield drv
     drv.quit()
 

@@ -23,13 +23,13 @@ from tests.viewer_support import start_view
 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver")
-Service = pytest.importorskip("selenium.webdriver.chrome.service").Service
+from tests.browser_support import chrome  # noqa: E402  (after selenium is known to be here)
+
 By = pytest.importorskip("selenium.webdriver.common.by").By
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.ui").WebDriverWait
 _exc = pytest.importorskip("selenium.common.exceptions")
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 GATED = '''
 import os, time
 from harness.client.agent import ReadAction, TextAgent, WriteAction
@@ -54,13 +54,7 @@ class Gated(TextAgent):
 
 @pytest.fixture
 def driver(chromium: tuple[Path, Path], tmp_path: Path) -> Iterator[object]:
-    binary, chromedriver = chromium
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(binary)
-    for flag in FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]:
-        opts.add_argument(flag)
-    drv = webdriver.Chrome(options=opts, service=Service(str(chromedriver)))
-    drv.set_page_load_timeout(30)
+    drv = chrome(chromium, tmp_path / "profile")
     yield drv
     drv.quit()
 

