@@ -145,35 +145,25 @@ def pytest_configure(config: pytest.Config) -> None:
 ENGINE_MARKS = ("docker", "lab")
 
 
-#: the Docker modules that took longest (`--durations` on this 2-core machine), longest first; a hint only: a module
-#: not named here is placed by its number of tests
-LONGEST_FIRST = ("tests/test_iwslt2026_campaign_docker.py", "tests/test_swarm_lab_docker.py",
-                 "tests/test_swarm_docker.py", "tests/test_simulstream_docker.py", "tests/test_hostile_docker.py",
-                 "tests/test_fetch_docker.py", "tests/test_context_docker.py", "tests/test_evaluate_docker.py")
+#: the Docker modules that took longest (`--durations` on this 2-core machine), started first so that no long module
+#: is left to run alone at the end; a hint only: a module not named here is placed by its number of tests
+LONGEST_FIRST = ("tests/test_iwslt2026_campaign_docker.py", "tests/test_swarm_docker.py",
+                 "tests/test_simulstream_docker.py", "tests/test_swarm_lab_docker.py", "tests/test_context_docker.py",
+                 "tests/test_evaluate_docker.py")
 
 
-def _module_order(items: list[pytest.Item], workers: int) -> dict[str, tuple[int, int, int]]:
-    """Each module's place. pytest-xdist hands each worker two modules at the start, in the order given (the first
-    `workers` modules, one each, then the next `workers`, one each, waiting behind them): so the `workers` longest
-    Docker modules go first, one per worker, then the `workers` smallest modules without Docker or slow tests (what
-    waits behind the longest should be short), then the other Docker modules (the longest known, then the larger),
-    then the modules with more slow tests first, so that short modules fill the end."""
+def _module_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]:
+    """Each module's place: Docker modules first (the longest known, then the larger), then the modules with more
+    slow tests."""
     tests: dict[str, list[pytest.Item]] = {}
     for item in items:
         tests.setdefault(item.nodeid.split("::")[0], []).append(item)
-    order, light = {}, []
+    order = {}
     for module, its in tests.items():
         engine = any(it.get_closest_marker(m) for it in its for m in ENGINE_MARKS)
         slow = sum(1 for it in its if it.get_closest_marker("slow"))
         known = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
-        if engine:
-            order[module] = (0 if known < workers else 2, known, -len(its))
-        else:
-            order[module] = (3, -slow, -len(its))
-            if not slow:
-                light.append(module)
-    for module in sorted(light, key=lambda m: (len(tests[m]), m))[:workers]:
-        order[module] = (1, len(tests[module]), 0)
+        order[module] = (0, known, -len(its)) if engine else (1, -slow, -len(its))
     return order
 
 
@@ -182,10 +172,11 @@ def _module_order(items: list[pytest.Item], workers: int) -> dict[str, tuple[int
 def pytest_long_modules_first(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (scripts/test.sh) each test module runs in one
     worker, its tests one after the other (its module-scoped fixtures are made once; a module's tests may share the
-    engine's global state, as the swarm's do), beside other modules, in the order `_module_order` gives."""
+    engine's global state, as the swarm's do), beside other modules. The modules go out in this order: the Docker
+    modules first (they take longest, and their waits overlap well), then the modules with more slow tests, so
+    that short modules fill the end."""
     if config.getoption("dist", "no") == "loadfile":
-        workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-        order = _module_order(items, workers)
+        order = _module_order(items)
         items.sort(key=lambda it: order[it.nodeid.split("::")[0]])  # stable: a module's tests keep their order
 
 
