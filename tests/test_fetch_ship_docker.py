@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.run import network
 from harness.run.fetch import cache
 from harness.run.fetch.ship import fetched_image
 
@@ -55,6 +56,8 @@ def test_the_volume_travels_as_an_image_once_per_fill(world) -> None:
     ref = fetched_image(api, api, None, volume, key, base)
     assert ref == f"{volume}:volume"
     first = api.inspect_image(ref)["Id"]
+    labels = api.inspect_image(ref)["Config"]["Labels"]  # a commit keeps its container's labels: not the owner's
+    assert labels.get("harness") != "1" and not labels.get("harness.pid") and labels[cache.LABEL] == "1"
     inside = _sh(api, ref, "cd /harness-fetched && sha256sum model/w.bin | cut -c1-64 && stat -c '%u:%g %a %n' "
                            "model model/c.json latest . && readlink latest", [])
     assert inside.splitlines() == [sha, "1234:1234 755 model", "1234:1234 600 model/c.json",
@@ -71,6 +74,10 @@ def test_the_volume_travels_as_an_image_once_per_fill(world) -> None:
         cid = api.create_container(ref, entrypoint=["python3", "-c", script, "unpack", "stamp-1"], user="0:0",
                                    host_config=api.create_host_config(binds=[f"{node_volume}:/volume"],
                                                                       network_mode="none"))["Id"]
+        # what every harness does when it starts: remove what dead harnesses left; a container made from the
+        # image is nobody's leftover
+        network.remove_resources(api)
+        assert api.containers(all=True, filters={"id": cid}), "a container of the fetched image was swept"
         api.start(cid)
         assert api.wait(cid, timeout=300)["StatusCode"] == 0
         assert api.logs(cid).decode().startswith("filled ")

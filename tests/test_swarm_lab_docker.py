@@ -29,6 +29,9 @@ LAB_SCRIPT = ROOT / "scripts" / "swarm-lab.sh"
 LAB_DIR = Path(os.environ.get("HARNESS_LAB_DIR", "/var/lib/harness-lab"))
 BRIDGE_ADDR = "10.213.0.1"
 GPU1 = "lab-node1-gpu0"
+#: the stand-in weights shipped across the lab: what travels is checked, not how much (tests/test_fetch_docker.py
+#: downloads hundreds of MB)
+LAB_WEIGHTS_MB = 16
 
 pytestmark = [pytest.mark.docker, pytest.mark.lab, pytest.mark.slow]
 
@@ -220,12 +223,12 @@ def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp
     import docker
 
     from harness.images.base import DEFAULT_TAG
-    from tests.fetch_support import BIG_MB, TOKEN, big_sha256, start_hub, stop_hub
+    from tests.fetch_support import TOKEN, big_sha256, start_hub, stop_hub
     from tests.fetch_support import make_submission as make_fetch_submission
     from tests.text_task import make_text_task
 
     host = docker.from_env(environment=lab["host"]).api
-    hub = start_hub(host, DEFAULT_TAG)
+    hub = start_hub(host, DEFAULT_TAG, big_mb=LAB_WEIGHTS_MB)
     volume, volumes = "", set()
     try:
         task = tmp_path / "task"
@@ -255,7 +258,7 @@ def test_weights_fetched_where_the_network_is_reach_a_worker_without_it(lab, tmp
             assert fill["filled"] is (seen.get(node) != fill["image"])  # once per node and fill
             seen[node] = fill["image"]
             client = (tmp_path / f"out{attempt}" / "labfetch" / "dev" / "client.log").read_text()
-            assert f"WEIGHTS {BIG_MB << 20} {big_sha256()}" in client, client[-2000:]
+            assert f"WEIGHTS {LAB_WEIGHTS_MB << 20} {big_sha256(LAB_WEIGHTS_MB)}" in client, client[-2000:]
             assert "FETCH-RO" in client and "NET-OFF" in client and "SECRET=none" in client
         # the volume is on the worker(s) that ran it, with the fill's stamp; the manager never had it
         for name, image in seen.items():

@@ -1,7 +1,7 @@
 """The Apertium text baselines: the translator wrapper, policy invariants, and the acceptance runs.
 
-Acceptance: every text template evaluates the bundled UDHR dev set through `harness run` and through
-`harness server` + `harness client --transport http` with identical predictions, delays and scores.
+Acceptance: every text template evaluates the first sentences of the bundled UDHR dev set through `harness run` and
+through `harness server` + `harness client --transport http` with identical predictions, delays and scores.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ import pytest
 
 from harness.client.agent import AgentStates, ReadAction, ReviseAction, WriteAction
 from harness.intake.submission import load_submission
-from tests.templates_util import DEMO, ROOT, TEMPLATES, comparable_scores, http_run, joint_run, records
+from tests.templates_util import ROOT, TEMPLATES, comparable_scores, demo_text_dev, http_run, joint_run, records
 
 pytestmark = pytest.mark.apertium
 
 TEXT_TEMPLATES = ("waitk_apertium", "local_agreement", "retranslation", "simuleval_waitk")
 DEV = (ROOT / "data" / "udhr" / "dev.en").read_text(encoding="utf-8").splitlines()
+#: the dev sentences each template translates in-process and over HTTP
+ACCEPTANCE_SENTENCES = 12
 
 
 def _module(path: Path, name: str):
@@ -144,10 +146,11 @@ def test_submission_files_are_valid(name: str) -> None:
 def test_template_scores_the_same_in_process_and_over_http(name: str, tmp_path: Path) -> None:
     agent = TEMPLATES / name / "agent.py"
     joint, http = tmp_path / "joint", tmp_path / "http"
-    joint_run(DEMO, "text-en-es", agent, joint)
-    http_run(DEMO, "text-en-es", agent, http)
+    config = demo_text_dev(tmp_path / "task", ACCEPTANCE_SENTENCES)
+    joint_run(config, "text-en-es", agent, joint)
+    http_run(config, "text-en-es", agent, http)
     a, b = records(joint), records(http)
-    assert len(a) == len(DEV) and a == b
+    assert len(a) == ACCEPTANCE_SENTENCES and a == b
     assert all(status == "ok" for _, _, status, _ in a.values())
     scores = comparable_scores(joint)
     assert scores == comparable_scores(http)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.run import failures
+from harness.run import failures, network
 from harness.run.fetch import cache
 
 SOURCE_ROOT = "/harness-fetched"
@@ -62,14 +62,17 @@ def _commit(api: Any, volume: str, key: str, stamp: str, helper_image: str, ref:
     import docker.errors
 
     made: list[str] = []
+    # owned by this process: another harness's start-up sweep removes only what a dead harness left
+    owned = {**network.labels(volume, "fetch-ship"), cache.LABEL: "1"}
+    # the image must not carry the helpers' ownership (a commit keeps the container's labels): a container made
+    # from it later would look like a dead harness's leftover to every sweep
+    unowned = {name: "" for name in network.labels(volume, "fetch-ship")}
     try:
-        src = api.create_container(helper_image, command=["true"], network_disabled=True,
-                                   labels={"harness": "1", cache.LABEL: "1"},
+        src = api.create_container(helper_image, command=["true"], network_disabled=True, labels=owned,
                                    host_config=api.create_host_config(binds=[f"{volume}:{SOURCE_ROOT}:ro"],
                                                                       network_mode="none"))["Id"]
         made.append(src)
-        dst = api.create_container(helper_image, command=["true"], network_disabled=True,
-                                   labels={"harness": "1", cache.LABEL: "1"},
+        dst = api.create_container(helper_image, command=["true"], network_disabled=True, labels=owned,
                                    host_config=api.create_host_config(network_mode="none"))["Id"]
         made.append(dst)
         stream, _stat = api.get_archive(src, SOURCE_ROOT)
@@ -77,7 +80,8 @@ def _commit(api: Any, volume: str, key: str, stamp: str, helper_image: str, ref:
             raise failures.InfraError(f"fetch: the files of {volume} could not be copied into an image")
         repo, _, tag = ref.partition(":")
         image = api.commit(dst, repository=repo, tag=tag, conf={
-            "Labels": {cache.LABEL: "1", f"{cache.LABEL}.key": key, STAMP_LABEL: stamp}, "Cmd": ["true"]})
+            "Labels": {**unowned, cache.LABEL: "1", f"{cache.LABEL}.key": key, STAMP_LABEL: stamp},
+            "Cmd": ["true"]})
         return str(image["Id"])
     except docker.errors.APIError as exc:
         detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
