@@ -23,32 +23,14 @@ import webvtt  # the test extra's WebVTT/SubRip reader (docs/design/dependencies
 
 from harness.cli import main
 from tests import replay_support as rs
+from tests.speech_agent_source import every_two_reads
 from tests.speech_task import make_task
 
 pytestmark = [pytest.mark.espeak, pytest.mark.slow]
 
 HOLD_MS = 5000
 TRICKY = ["uno", "a<b", "c&d", "-->", "<i>dos</i>", "&amp;", "fin"]
-AGENT = f'''
-from harness.client.agent import ReadAction, SpeechAgent, WriteAction
-
-WORDS = {TRICKY!r}
-
-
-class EveryTwoReads(SpeechAgent):
-    """Writes a word every second READ (640 ms of audio), the rest when the source ends."""
-
-    def policy(self, states):
-        ex = states.extra
-        ex["reads"] = ex.get("reads", 0)
-        done = len(states.target)
-        if done < len(WORDS) and (states.source_finished or ex["reads"] >= 2 * (done + 1)):
-            return WriteAction(WORDS[done])
-        if states.source_finished:
-            return WriteAction("", finished=True)
-        ex["reads"] += 1
-        return ReadAction()
-'''
+AGENT = every_two_reads(TRICKY)
 
 
 def _ms(stamp: str) -> int:

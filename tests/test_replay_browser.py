@@ -24,6 +24,7 @@ from tests.speech_task import make_task
 pytestmark = [pytest.mark.browser, pytest.mark.espeak, pytest.mark.slow]
 webdriver = pytest.importorskip("selenium.webdriver")
 from tests.browser_support import DESKTOP, chrome  # noqa: E402  (after selenium is known to be here)
+from tests.speech_agent_source import every_two_reads  # noqa: E402
 
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
@@ -53,28 +54,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 SHORT_WORDS = "uno dos tres cuatro cinco seis siete".split()
-SHORT_AGENT = f'''
-import time
-from harness.client.agent import ReadAction, SpeechAgent, WriteAction
-
-WORDS = {SHORT_WORDS!r}
-
-
-class EveryTwoReads(SpeechAgent):
-    """Writes a word every second READ (640 ms of audio), the rest when the source ends; computes 50 ms a word."""
-
-    def policy(self, states):
-        ex = states.extra
-        ex["reads"] = ex.get("reads", 0)
-        done = len(states.target)
-        if done < len(WORDS) and (states.source_finished or ex["reads"] >= 2 * (done + 1)):
-            time.sleep(0.05)
-            return WriteAction(WORDS[done])
-        if states.source_finished:
-            return WriteAction("", finished=True)
-        ex["reads"] += 1
-        return ReadAction()
-'''
+SHORT_AGENT = every_two_reads(SHORT_WORDS, compute_s=0.05)
 
 
 @pytest.fixture(scope="module")
