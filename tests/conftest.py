@@ -167,6 +167,17 @@ def _module_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]:
     return order
 
 
+def distributes_by_file(config: pytest.Config) -> bool:
+    """Whether this session's modules are handed out whole (`--dist loadfile`). The order that counts is a
+    worker's: pytest-xdist schedules what its workers collected, and a worker's own `dist` option is always "no",
+    so a worker reads the mode from the command line of the session that started it."""
+    if config.getoption("dist", "no") == "loadfile":
+        return True
+    argv = [str(a) for a in getattr(config, "workerinput", {}).get("mainargv", ())]
+    pairs = zip(argv, argv[1:], strict=False)
+    return "--dist=loadfile" in argv or any(a == "--dist" and b == "loadfile" for a, b in pairs)
+
+
 # a second implementation of pytest_collection_modifyitems, before the others (pytest-xdist's reads the order)
 @pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
 def pytest_long_modules_first(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -175,7 +186,7 @@ def pytest_long_modules_first(config: pytest.Config, items: list[pytest.Item]) -
     engine's global state, as the swarm's do), beside other modules. The modules go out in this order: the Docker
     modules first (they take longest, and their waits overlap well), then the modules with more slow tests, so
     that short modules fill the end."""
-    if config.getoption("dist", "no") == "loadfile":
+    if distributes_by_file(config):
         order = _module_order(items)
         items.sort(key=lambda it: order[it.nodeid.split("::")[0]])  # stable: a module's tests keep their order
 

@@ -1,11 +1,15 @@
 """The test suite's own house rules: helpers are imported one way, no test module imports another, the skip
 rule of each outside dependency exists once (tests/conftest.py), and a file's name says whether its tests need
-Docker (`tests/test_*_docker.py` holds the tests marked `docker` or `lab`, and only those)."""
+Docker (`tests/test_*_docker.py` holds the tests marked `docker` or `lab`, and only those), and under
+scripts/test.sh's `--dist loadfile` the Docker modules go out first."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -85,3 +89,21 @@ def test_docker_tests_and_only_they_live_in_files_named_docker() -> None:
             elif named and "docker" not in found:
                 wrong.append(f"{where} is not marked docker: a _docker.py file holds Docker tests only")
     assert wrong == [], "\n".join(wrong)
+
+
+def test_docker_modules_go_out_first_when_modules_are_handed_out_whole(tmp_path: Path) -> None:
+    """A real pytest-xdist session as scripts/test.sh starts one, with tests/conftest.py's ordering: the Docker
+    module runs before the other although its name sorts after it (pytest-xdist schedules its workers'
+    collections, and a worker's own `dist` option is always "no")."""
+    ran = tmp_path / "ran.txt"
+    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_configure, pytest_long_modules_first  "
+                                          "# noqa: F401\n", encoding="utf-8")
+    body = f"def test_it():\n    with open({str(ran)!r}, 'a') as f:\n        f.write(__name__ + '\\n')\n"
+    (tmp_path / "test_a.py").write_text(body, encoding="utf-8")
+    (tmp_path / "test_b_docker.py").write_text(f"import pytest\n\npytestmark = pytest.mark.docker\n\n\n{body}",
+                                               encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "1", "--dist",
+                          "loadfile", "--no-loadscope-reorder", str(tmp_path)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert ran.read_text(encoding="utf-8").split() == ["test_b_docker", "test_a"]
