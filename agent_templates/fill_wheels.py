@@ -7,6 +7,8 @@ Pip cannot reach PyPI inside image builds, so each template that needs packages 
 them in `requirements-image.txt` (one requirement a line; `--no-deps` after a name downloads it without its
 dependencies) and its Dockerfile installs them with `pip install --no-index --find-links /tmp/wheels`.
 Wheels are for the base image's Python (3.11, manylinux, this machine's architecture); existing ones are kept.
+A folder filled for the same requirements and platform (its `wheels/.filled` says which) is left as it is, without
+asking pip: a re-run (`scripts/iwslt2026.sh` resumes) costs nothing and needs no network.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PYTHON = "3.11"
+#: in a filled `wheels/`: what it was filled for (the requirements file's text, the Python and the architecture)
+STAMP = ".filled"
 
 
 def requirements(path: Path) -> list[tuple[str, bool]]:
@@ -30,10 +34,22 @@ def requirements(path: Path) -> list[tuple[str, bool]]:
     return out
 
 
+def filled_for(template: Path) -> str:
+    """What a filled `wheels/` of `template` records: its requirements, the Python and this machine's architecture."""
+    text = (template / "requirements-image.txt").read_text(encoding="utf-8")
+    return f"python {PYTHON}\nmachine {platform.machine()}\n{text}"
+
+
 def fill(template: Path) -> int:
-    """Download the wheels of one template; returns pip's exit status (first failure)."""
+    """Download the wheels of one template (unless they were filled for the same requirements); returns pip's exit
+    status (first failure)."""
     wheels = template / "wheels"
+    stamp = wheels / STAMP
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == filled_for(template) and any(wheels.glob("*.whl")):
+        print(f"fill_wheels: {wheels} up to date")
+        return 0
     wheels.mkdir(exist_ok=True)
+    stamp.unlink(missing_ok=True)
     machine = platform.machine()
     for req, deps in requirements(template / "requirements-image.txt"):
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "-d", str(wheels),
@@ -46,6 +62,7 @@ def fill(template: Path) -> int:
         if rc != 0:
             print(f"fill_wheels: {template.name}: pip download {req} failed", file=sys.stderr)
             return rc
+    stamp.write_text(filled_for(template), encoding="utf-8")
     print(f"fill_wheels: {wheels} ({len(list(wheels.glob('*.whl')))} wheels)")
     return 0
 

@@ -2,7 +2,7 @@
 # The one test command (CI runs it): set up (if needed), lint, type check, then pytest in the set-up's own virtual
 # environment.
 #   bash scripts/test.sh           the whole suite in one pytest run, three test modules at a time (pytest-xdist
-#                                  `--dist loadfile`): the Docker modules first, beside each other, then the others
+#                                  `--dist loadfile`): the longest modules first, beside each other, then the others
 #                                  (the order: tests/conftest.py); the slowest durations are printed at the end.
 #                                  Three on two cores: the Docker modules wait on containers, engines and deadlines
 #                                  much of the time, and a third module uses the cores meanwhile

@@ -145,25 +145,31 @@ def pytest_configure(config: pytest.Config) -> None:
 ENGINE_MARKS = ("docker", "lab")
 
 
-#: the Docker modules that took longest (`--durations` on this 2-core machine), started first so that no long module
-#: is left to run alone at the end; a hint only: a module not named here is placed by its number of tests
-LONGEST_FIRST = ("tests/test_iwslt2026_campaign_docker.py", "tests/test_swarm_docker.py",
-                 "tests/test_simulstream_docker.py", "tests/test_swarm_lab_docker.py", "tests/test_context_docker.py",
-                 "tests/test_evaluate_docker.py")
+#: the modules that took longest (`--durations` of the whole suite on this 2-core machine), longest first: they go
+#: out first, so that no long module is left to run alone at the end; a hint only: the modules not named here follow,
+#: the Docker modules first, then the modules with more slow tests
+LONGEST_FIRST = ("tests/test_iwslt2026_campaign_docker.py", "tests/test_swarm_lab_docker.py",
+                 "tests/test_swarm_docker.py", "tests/test_comet.py", "tests/test_templates_whisper_longform.py",
+                 "tests/test_hostile_docker.py", "tests/test_fetch_docker.py", "tests/test_simulstream_http.py",
+                 "tests/test_simulstream_docker.py", "tests/test_templates_whisper.py",
+                 "tests/test_longform_conformance_cli.py", "tests/test_leaderboard_browser.py",
+                 "tests/test_log_submissions.py", "tests/test_templates_text.py")
 
 
-def _module_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]:
-    """Each module's place: Docker modules first (the longest known, then the larger), then the modules with more
-    slow tests."""
+def _module_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int, int]]:
+    """Each module's place: the longest known, then the other Docker modules (the larger first), then the modules
+    with more slow tests."""
     tests: dict[str, list[pytest.Item]] = {}
     for item in items:
         tests.setdefault(item.nodeid.split("::")[0], []).append(item)
     order = {}
     for module, its in tests.items():
+        if module in LONGEST_FIRST:
+            order[module] = (0, LONGEST_FIRST.index(module), 0, 0)
+            continue
         engine = any(it.get_closest_marker(m) for it in its for m in ENGINE_MARKS)
         slow = sum(1 for it in its if it.get_closest_marker("slow"))
-        known = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
-        order[module] = (0, known, -len(its)) if engine else (1, -slow, -len(its))
+        order[module] = (1, 0, 0, -len(its)) if engine else (2, 0, -slow, -len(its))
     return order
 
 
@@ -183,9 +189,8 @@ def distributes_by_file(config: pytest.Config) -> bool:
 def pytest_long_modules_first(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (scripts/test.sh) each test module runs in one
     worker, its tests one after the other (its module-scoped fixtures are made once; a module's tests may share the
-    engine's global state, as the swarm's do), beside other modules. The modules go out in this order: the Docker
-    modules first (they take longest, and their waits overlap well), then the modules with more slow tests, so
-    that short modules fill the end."""
+    engine's global state, as the swarm's do), beside other modules. The modules go out longest first
+    (`_module_order`), so that short modules fill the end."""
     if distributes_by_file(config):
         order = _module_order(items)
         items.sort(key=lambda it: order[it.nodeid.split("::")[0]])  # stable: a module's tests keep their order

@@ -1,0 +1,54 @@
+"""agent_templates/fill_wheels.py: a folder filled for the same requirements is left as it is, without pip (a
+re-run of scripts/iwslt2026.sh needs no network); new requirements fill it again. Pip runs for real, offline, on a
+wheel made here (PIP_NO_INDEX, PIP_FIND_LINKS)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from agent_templates.fill_wheels import STAMP, fill
+
+
+def _wheel(folder: Path, name: str, version: str) -> Path:
+    """A minimal pure-Python wheel `name-version-py3-none-any.whl` with one module."""
+    dist = f"{name}-{version}.dist-info"
+    files = {f"{name}.py": b"VALUE = 1\n",
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+             f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()}"
+                     f",{len(data)}\n" for path, data in files.items()) + f"{dist}/RECORD,,\n"
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as whl:
+        for name_in, data in {**files, f"{dist}/RECORD": record.encode()}.items():
+            whl.writestr(name_in, data)
+    return path
+
+
+def test_a_filled_folder_is_not_asked_of_pip_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    _wheel(index, "tinypkg", "1.0")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "requirements-image.txt").write_text("tinypkg==1.0\n", encoding="utf-8")
+    assert fill(sub) == 0
+    assert [p.name for p in (sub / "wheels").glob("*.whl")] == ["tinypkg-1.0-py3-none-any.whl"]
+    assert (sub / "wheels" / STAMP).is_file()
+
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "nowhere"))  # pip would find nothing now
+    capfd.readouterr()
+    assert fill(sub) == 0
+    assert "up to date" in capfd.readouterr().out
+
+    (sub / "requirements-image.txt").write_text("tinypkg==1.0\notherpkg\n", encoding="utf-8")
+    assert fill(sub) != 0  # new requirements: pip is asked, and cannot find otherpkg
+    assert not (sub / "wheels" / STAMP).exists()
+    assert fill(sub) != 0  # the failed fill left no stamp behind: pip is asked again
