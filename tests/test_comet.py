@@ -28,6 +28,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runs" / "udhr-dev-
 #: sentences compared with `comet-score`: two batches of 16, the second of one sentence (comet-score always halves
 #: its model, and half precision on a CPU is slow: about half a second a sentence here)
 CONFORMANCE_SENTENCES = 17
+#: XCOMET's comparison with `comet-score`: one batch (the batching is the same code as COMET's, checked above)
+XCOMET_SENTENCES = 8
 #: what the tests of caching and shared embeddings load: full precision (half is what comet-score does, and slow on
 #: a CPU; these tests compare the harness with itself)
 FULL = "fp32"
@@ -37,13 +39,13 @@ def _records(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
-def _runs(tmp_path: Path) -> tuple[Path, Path]:
-    """The example run's first `CONFORMANCE_SENTENCES` instances, and a second system: the same with every
-    hypothesis's words in reverse order."""
+def _runs(tmp_path: Path, n: int = CONFORMANCE_SENTENCES) -> tuple[Path, Path]:
+    """The example run's first `n` instances, and a second system: the same with every hypothesis's words in
+    reverse order."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(parents=True)
     b.mkdir()
-    recs = _records(EXAMPLE / "instances.log")[:CONFORMANCE_SENTENCES]
+    recs = _records(EXAMPLE / "instances.log")[:n]
     (a / "instances.log").write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     for r in recs:
         r["prediction"] = " ".join(reversed(r["prediction"].split()))
@@ -106,7 +108,7 @@ def test_comet_values_are_comet_scores_per_sentence_and_system(tmp_path: Path, c
 def test_xcomet_architecture_builds_offline_and_matches_comet_score(tmp_path: Path, comet_checkpoints) -> None:
     ckpt = comet_checkpoints["xcomet"]
     assert yaml.safe_load((ckpt / "hparams.yaml").read_text())["class_identifier"] == "xcomet_metric"
-    a, _ = _runs(tmp_path)
+    a, _ = _runs(tmp_path, XCOMET_SENTENCES)
     cli = _comet_score(tmp_path, ckpt, [a])
     scores, rows = _score(a, ckpt, "XCOMET")
     assert [row["XCOMET"] for row in rows] == cli["a"]

@@ -73,14 +73,15 @@ def containers(pid: int, role: str) -> list[str]:
                   "--filter", f"label=harness.role={role}").split()
 
 
-def wait_for(what: str, condition: Callable[[], Any], limit_s: float) -> Any:
-    """Poll `condition` until it returns something truthy; fail after `limit_s` (a bound, not a timing)."""
+def wait_for(what: str, condition: Callable[[], Any], limit_s: float, every_s: float = 0.2) -> Any:
+    """Poll `condition` every `every_s` until it returns something truthy; fail after `limit_s` (a bound, not a
+    timing)."""
     end = time.monotonic() + limit_s
     while time.monotonic() < end:
         value = condition()
         if value:
             return value
-        time.sleep(0.2)
+        time.sleep(every_s)
     raise AssertionError(f"not within {limit_s:g} s: {what}")
 
 
@@ -167,7 +168,8 @@ def test_containers_end_themselves_when_the_harness_is_gone(tmp_path: Path, base
         def both_exited() -> bool:
             return not inspect(server)["State"]["Running"] and not inspect(part)["State"]["Running"]
 
-        wait_for("the orphaned server and participant to end themselves", both_exited, limit)
+        # a wait of about a minute and a half: asked every 2 s (each question is two `docker inspect` processes)
+        wait_for("the orphaned server and participant to end themselves", both_exited, limit, every_s=2.0)
         assert inspect(part)["State"]["ExitCode"] != 0
     finally:
         proc.send_signal(signal.SIGKILL)
