@@ -239,17 +239,24 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     return built_once(tmp_path_factory, "leaderboard", lambda folder: build_results(folder / "task"))
 
 
+#: encoder layers of the tests' COMET checkpoints: the tests compare COMET's arithmetic with comet-score's, which
+#: two layers check as six do, at a third of the time (comet-score runs in half precision, slow on a CPU)
+COMET_ENCODER_LAYERS = 2
+
+
 @pytest.fixture(scope="session")
 def comet_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """{"regression", "xcomet"}: small COMET checkpoints built offline from the MiniLM encoder, once per session.
+    """{"regression", "xcomet"}: small COMET checkpoints built offline from the MiniLM encoder's first
+    `COMET_ENCODER_LAYERS` layers, once per session.
 
     Built where they are used (a checkpoint stores its encoder folder's absolute path); HF_HUB_OFFLINE is set
     for the whole session, so nothing is fetched from a hub."""
     from harness.metrics.comet.toy import build_checkpoint
 
     os.environ["HF_HUB_OFFLINE"] = "1"
-    return built_once(tmp_path_factory, "comet", lambda root: {kind: build_checkpoint(root / kind, kind=kind)
-                                                               for kind in ("regression", "xcomet")})
+    return built_once(tmp_path_factory, "comet", lambda root: {
+        kind: build_checkpoint(root / kind, kind=kind, encoder_layers=COMET_ENCODER_LAYERS)
+        for kind in ("regression", "xcomet")})
 
 
 @pytest.fixture(scope="session")
