@@ -85,6 +85,28 @@ def test_long_metrics_equal_omnisteval_cu_and_ca(talks, peer_files):
     assert scores["ca_long_yaal"] > scores["long_yaal"] + 100
 
 
+def test_the_moses_splitter_is_shared_and_asks_perl_once_per_word(monkeypatch) -> None:
+    """One tokenizer per language and process, each distinct word sent to Perl once, the same tokens as a fresh
+    tokenizer gives; a forked child (another pid) gets its own."""
+    from mosestokenizer import MosesTokenizer
+
+    from harness.metrics import softsegmenter
+
+    words = "¿Dónde está l'homme, (el) \"niño\"? 3.5% self-evident don't ... U.S.A. l'homme, niño".split()
+    fresh = MosesTokenizer(lang="es", no_escape=True)
+    expected = [list(fresh(softsegmenter.normalise(w))) for w in words]
+    asked: list[str] = []
+    real = MosesTokenizer.__call__
+    monkeypatch.setattr(MosesTokenizer, "__call__", lambda self, text: asked.append(text) or real(self, text))
+    monkeypatch.setattr(softsegmenter, "_SPLITTERS", {})
+    split = softsegmenter._moses("es")
+    assert softsegmenter._moses("es") is split and softsegmenter._moses("en") is not split
+    assert [split(softsegmenter.normalise(w)) for w in words] == expected
+    assert sorted(asked) == sorted({softsegmenter.normalise(w) for w in words})  # each distinct word once
+    monkeypatch.setattr(softsegmenter.os, "getpid", lambda: -1)
+    assert softsegmenter._moses("es") is not split
+
+
 @pytest.mark.slow
 def test_softsegmenter_moses_tokens_and_characters_equal_omnisteval(talks, tmp_path):
     small = udhr_talks(count=1, per_talk=8, seed=3)

@@ -21,6 +21,8 @@ the same way. The backpointers are two bit planes (`n·m/4` bytes), not a table 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 
@@ -52,15 +54,48 @@ def normalise(word: str) -> str:
 
 
 def _moses(lang: str | None) -> Callable[[str], list[str]]:
-    """The sub-word splitter: none for `None`, zh and ja; else the Moses tokenizer of `lang` (as OmniSTEval)."""
+    """The sub-word splitter: none for `None`, zh and ja; else the Moses tokenizer of `lang` (as OmniSTEval), one
+    per language and process, shared by every recording scored there."""
     if lang is None or lang in ("zh", "ja"):
         return lambda text: [text]
+    key = (lang, os.getpid())  # a forked child starts its own: the parent's pipe is not the child's to share
+    with _SPLITTERS_LOCK:
+        split = _SPLITTERS.get(key)
+        if split is None:
+            split = _SPLITTERS[key] = _memoised_moses(lang)
+    return split
+
+
+_SPLITTERS: dict[tuple[str, int], Callable[[str], list[str]]] = {}
+_SPLITTERS_LOCK = threading.Lock()
+#: distinct words a splitter remembers before it forgets them all (a talk's vocabulary is a few thousand)
+MEMO_WORDS = 200_000
+
+
+def _memoised_moses(lang: str) -> Callable[[str], list[str]]:
+    """The Moses tokenizer of `lang` on one word at a time, each distinct word asked once.
+
+    The tokenizer is a Perl process that reads and answers a line at a time, and a word's tokens depend on that
+    word alone: remembering them gives the same tokens without a round trip per word. One caller at a time talks
+    to the process (scoring runs recordings in threads)."""
     from mosestokenizer import MosesTokenizer  # the same Perl tokenizer OmniSTEval drives
 
     # its wrapper logs every Perl process it starts at INFO, which mweralign's import turns on for the root logger
     logging.getLogger("mosestokenizer").setLevel(logging.WARNING)
     tokenizer = MosesTokenizer(lang=lang, no_escape=True)
-    return lambda text: list(tokenizer(text))
+    memo: dict[str, list[str]] = {}
+    lock = threading.Lock()
+
+    def split(word: str) -> list[str]:
+        tokens = memo.get(word)
+        if tokens is None:
+            with lock:
+                if len(memo) >= MEMO_WORDS:
+                    memo.clear()
+                tokens = memo[word] = list(tokenizer(word))
+        return tokens
+
+    return split
 
 
 class _Tokens:
