@@ -1,16 +1,20 @@
 """The rendered site in a real headless Chromium (Debian's chromium + chromedriver, driven by selenium).
 
-Every page loads with no console error and no request outside the site; headers sort; the slider moves the
-partial translation; `<script>` in a team name or a hypothesis stays text. Screenshots go to test-artifacts/.
+Every page's links and resources stay inside the site and load; one page of each kind per run loads in Chromium with
+no console error and no request outside the site; headers sort; the slider moves the partial translation; `<script>`
+in a team name or a hypothesis stays text. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
 
 import functools
+import html.parser
 import http.server
 import json
 import shutil
 import threading
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,26 +115,70 @@ def _load(drv: webdriver.Chrome, base: str, page: str) -> None:
     assert not outside, f"{page}: requests outside the site: {outside}"
 
 
-@pytest.mark.slow
-def test_every_page_loads_cleanly_and_stays_inside_the_site(served: str, driver: webdriver.Chrome) -> None:
-    """Crawl from the index (bounded by the site): load each page once, check it, follow its links."""
-    _Handler.seen.clear()
-    todo, seen = ["index.html"], set()
+class _Links(html.parser.HTMLParser):
+    """What a page links to or loads: `href` of `a` and `link`, `src` of anything."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value and (name == "src" or (name == "href" and tag in ("a", "link"))):
+                self.urls.append(value)
+
+
+def _site(base: str) -> dict[str, list[str]]:
+    """Every page reachable from the index over HTTP: {page: the URLs it links to or loads, without fragments}.
+    Fails on a link outside the site and on anything that does not load (the site's script makes no links)."""
+    todo, pages, fetched = ["index.html"], {}, set()
     while todo:
         page = todo.pop()
-        if page in seen:
+        if page in pages:
             continue
-        seen.add(page)
+        with urllib.request.urlopen(base + page) as resp:
+            parser = _Links()
+            parser.feed(resp.read().decode("utf-8"))
+        pages[page] = [urllib.parse.urljoin(base + page, u).split("#")[0] for u in parser.urls
+                       if not u.startswith("data:")]
+        for url in pages[page]:
+            assert url.startswith(base), f"{page}: link outside the site: {url}"
+            if url.endswith(".html"):
+                todo.append(url[len(base):])
+            elif url not in fetched:
+                fetched.add(url)
+                with urllib.request.urlopen(url) as resp:
+                    assert resp.status == 200, (page, url)
+        assert len(pages) < 2000
+    return pages
+
+
+def _kinds(pages: dict[str, list[str]]) -> list[str]:
+    """One page of each kind with each run's data: the index, every run's page, and every run's first and last
+    instance pages (an instance page is one template filled with one instance's data)."""
+    runs: dict[str, list[str]] = {}
+    for page in pages:
+        if "/instances/" in page:
+            runs.setdefault(page.split("/instances/")[0], []).append(page)
+    ends = []
+    for instances in runs.values():
+        instances.sort(key=lambda p: int(p.rsplit("/", 1)[1].removesuffix(".html")))
+        ends += sorted({instances[0], instances[-1]})
+    return ["index.html"] + sorted(p for p in pages if p.startswith("runs/") and "/instances/" not in p) + ends
+
+
+@pytest.mark.slow
+def test_every_page_stays_inside_the_site_and_each_kind_loads_cleanly(served: str, driver: webdriver.Chrome) -> None:
+    """Crawl from the index over HTTP (bounded by the site): every link and resource of every page is inside the site
+    and loads. Then Chromium opens one page of each kind with each run's data: no console message, no request outside
+    the site, no failed request."""
+    _Handler.seen.clear()
+    pages = _site(served)
+    assert any("/instances/" in p for p in pages) and any(p.endswith("-test/index.html") for p in pages)
+    kinds = _kinds(pages)
+    assert len(kinds) >= 1 + 2 * sum(1 for p in pages if p.endswith("-test/index.html"))
+    for page in kinds:
         _load(driver, served, page)
-        for href in driver.execute_script(
-                "return Array.from(document.querySelectorAll('a[href]'))"
-                ".map(a => new URL(a.getAttribute('href'), location.href).href)"):
-            path = href.split("#")[0]
-            assert path.startswith(served), f"{page}: link outside the site: {href}"
-            if path.endswith(".html"):
-                todo.append(path[len(served):])
-        assert len(seen) < 2000
-    assert any("/instances/" in p for p in seen) and any(p.endswith("-test/index.html") for p in seen)
     missing = [(p, c) for p, c in _Handler.seen if c >= 400]
     assert not missing, f"requests that failed: {missing}"
 
