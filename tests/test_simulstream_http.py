@@ -96,9 +96,17 @@ def peer_predictions(port: int, wav_list: Path) -> list[str]:
     `websockets`, not installed here), each recording's incremental outputs applied in order."""
     import soundfile
 
-    sys.modules.setdefault("librosa", types.ModuleType("librosa"))  # only resamples; the audio is 16 kHz already
-    from simulstream.server.message_processor import MessageProcessor
-    from simulstream.server.speech_processors.remote.http_proxy_speech_processor import HttpProxySpeechProcessor
+    # librosa (not installed) only resamples, and the audio is 16 kHz already: a stand-in for the import, taken out
+    # again at once (left in, it would make `transformers` in a later test of this process take it for librosa)
+    stand_in = "librosa" not in sys.modules
+    if stand_in:
+        sys.modules["librosa"] = types.ModuleType("librosa")
+    try:
+        from simulstream.server.message_processor import MessageProcessor
+        from simulstream.server.speech_processors.remote.http_proxy_speech_processor import HttpProxySpeechProcessor
+    finally:
+        if stand_in:
+            del sys.modules["librosa"]
 
     out = []
     for i, wav in enumerate(wav_list.read_text().split()):
