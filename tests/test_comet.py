@@ -104,6 +104,7 @@ def test_comet_values_are_comet_scores_per_sentence_and_system(tmp_path: Path, c
 
 
 @pytest.mark.comet
+@pytest.mark.slow
 def test_a_toy_checkpoint_keeps_the_encoder_layers_asked_for(tmp_path: Path) -> None:
     from harness.metrics.comet.toy import build_checkpoint
 
