@@ -20,6 +20,11 @@ for a in "$@"; do
 done
 bash scripts/setup.sh
 source scripts/env.sh
+# Python keeps each module's compiled bytecode beside it (`__pycache__/`, git-ignored) unless told not to; some machines
+# say not to (PYTHONDONTWRITEBYTECODE, set on ours). The suite starts hundreds of Python processes, each importing the
+# harness, and its workers rewrite every test module's asserts: without the caches each one compiles them all again
+# (a fifth of the fast tier's CPU, measured here). Build contexts never send `__pycache__/` (harness/images/context.py).
+unset PYTHONDONTWRITEBYTECODE
 python3 -m ruff check .
 python3 -m mypy harness leaderboard
 PYTEST=(python3 -m pytest -q -p no:cacheprovider)

@@ -111,6 +111,18 @@ def test_scan_honours_dockerignore_and_keeps_the_dockerfile(tmp_path: Path) -> N
     assert scan.size == sum((folder / p).stat().st_size for p in scan.paths if (folder / p).is_file())
 
 
+def test_bytecode_caches_are_never_sent_but_loose_pyc_files_are(tmp_path: Path) -> None:
+    # running the agent on the host writes __pycache__ beside it; the image must not depend on whether it ran
+    folder = make(tmp_path, files={"Dockerfile": "FROM scratch\n", "agent.py": "x = 1\n",
+                                   "__pycache__/agent.cpython-311.pyc": "b", "lib/__pycache__/m.cpython-311.pyc": "b",
+                                   "lib/m.py": "y = 2\n", "closed.pyc": "b"})
+    scan = scan_context(folder, always=("Dockerfile",))
+    assert set(scan.paths) == {"Dockerfile", "agent.py", "closed.pyc", "lib", "lib/m.py", "submission.yaml"}
+    (folder / ".dockerignore").write_text("!lib/__pycache__\n", encoding="utf-8")
+    kept = scan_context(folder, always=("Dockerfile",)).paths
+    assert "lib/__pycache__/m.cpython-311.pyc" in kept and "__pycache__" not in kept, "the folder's own file decides"
+
+
 def test_the_context_tar_holds_exactly_the_scan_and_links_as_links(tmp_path: Path) -> None:
     folder = make(tmp_path, files={"Dockerfile": "FROM scratch\n", "agent.py": "x = 1\n", "big.bin": "0" * 100,
                                    ".dockerignore": "*.bin\n"})

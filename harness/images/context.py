@@ -1,9 +1,10 @@
 """A submission's build context: what `docker build` receives, checked, and streamed as a tar.
 
 Which paths are in follows the docker SDK's own `.dockerignore` rules (`docker.utils.build.exclude_paths`) and the
-tar is the SDK's (`docker.utils.build.create_archive`); what is ours is the guard on top: no link may point out of
-the folder, only regular files, directories and links are accepted, and the size after `.dockerignore` is capped
-(`$HARNESS_MAX_CONTEXT_BYTES`, default 4 GiB; the same cap applies to `image.tar`).
+tar is the SDK's (`docker.utils.build.create_archive`); what is ours is the guard on top: Python's bytecode caches
+(`__pycache__/`) are never sent, no link may point out of the folder, only regular files, directories and links are
+accepted, and the size after `.dockerignore` is capped (`$HARNESS_MAX_CONTEXT_BYTES`, default 4 GiB; the same cap
+applies to `image.tar`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from harness.errors import SubmissionError
 #: Largest build context (bytes after .dockerignore) and largest image.tar accepted; `$HARNESS_MAX_CONTEXT_BYTES`.
 DEFAULT_MAX_CONTEXT_BYTES = 4 * 1024**3
 DOCKERIGNORE = ".dockerignore"
+#: Left out of every context before the folder's own `.dockerignore` (which may bring them back with `!`): Python
+#: writes these caches whenever the folder's code runs on the host, so they would change the image, and the resume key
+#: with it, between two evaluations of the same sources, and one being written during the scan could vanish under it.
+#: Loose `.pyc` files (a bytecode-only submission) stay in.
+ALWAYS_LEFT_OUT = ("**/__pycache__",)
 
 
 @dataclass(frozen=True)
@@ -59,12 +65,12 @@ def dockerignore_patterns(root: Path) -> list[str]:
 
 
 def scan_context(root: Path, max_bytes: int | None = None, always: tuple[str, ...] = ()) -> ContextScan:
-    """The build context of `root` after `.dockerignore` (`always` and `.dockerignore` itself stay in), without
-    following links. SubmissionError if a link escapes the folder, an entry is neither a regular file, directory
-    nor link, or the size exceeds `max_bytes`."""
+    """The build context of `root` after ALWAYS_LEFT_OUT and `.dockerignore` (`always` and `.dockerignore` itself
+    stay in), without following links. SubmissionError if a link escapes the folder, an entry is neither a regular
+    file, directory nor link, or the size exceeds `max_bytes`."""
     root = root.resolve()
     max_bytes = max_context_bytes() if max_bytes is None else max_bytes
-    patterns = dockerignore_patterns(root) + [f"!{p}" for p in (*always, DOCKERIGNORE)]
+    patterns = [*ALWAYS_LEFT_OUT, *dockerignore_patterns(root), *(f"!{p}" for p in (*always, DOCKERIGNORE))]
     paths = sorted(exclude_paths(str(root), patterns, dockerfile=always[0] if always else DOCKERIGNORE))
     total = 0
     for rel in paths:
