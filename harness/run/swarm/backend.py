@@ -32,7 +32,7 @@ from harness.config import Limits
 from harness.run import failures, network
 from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
-from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api, wait_exit
+from harness.run.docker_backend import INSPECT_EVERY_S, SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api, wait_exit
 from harness.run.gate import gated, image_python
 from harness.run.sandbox import (
     SandboxPolicy,
@@ -54,7 +54,11 @@ from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, hea
 ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
 #: how long a task may wait for a node (pending: no node with the resources or the label asked)
 PLACEMENT_TIMEOUT_S = 120.0
+#: how often a task that is about to start is asked for (its start is on every run's critical path)
 POLL_S = 0.02
+#: how often a running participant's task is asked for: each question lists the service's tasks on the manager, so
+#: the watchdog's polls (every 0.25 s) ask once each, and a longer wait every INSPECT_EVERY_S, as the Docker backend
+WAIT_EVERY_S = INSPECT_EVERY_S
 
 
 def swarm_manager(api: Any) -> dict[str, Any]:
@@ -115,25 +119,40 @@ class _Task:
         self.killed = False
 
     def wait(self, seconds: float) -> int | None:
+        """The exit code if the task ends within `seconds`, else None; a wait no longer than one poll (the
+        watchdog's) asks once, then sleeps (its next call asks again at once)."""
+        if seconds <= WAIT_EVERY_S:
+            code = self._exit_code()
+            if code is None:
+                time.sleep(seconds)
+            return code
         deadline = time.monotonic() + seconds
         while True:
-            task = _task(self.api, self.service_id)
-            st = (task or {}).get("Status") or {}
-            if st.get("State") in ENDED:
-                self.final = task
-                self.ended.set()
-                if st.get("State") in ("complete", "failed") and "ContainerStatus" in st:
-                    return int(st["ContainerStatus"].get("ExitCode") or 0)
-                if self.killed:  # we ended it (a timeout): removed with its service, as by SIGKILL
-                    return 137
-                raise failures.InfraError(f"swarm participant task {st.get('State')}: {_task_reason(task or {})}")
-            if (task or {}).get("DesiredState") in ("shutdown", "remove") and not self.killed:  # its node is lost
-                self.final = task
-                node = _hostname(self.api, (task or {}).get("NodeID"))
-                raise failures.InfraError(f"swarm participant task lost on node {node}: {_node_state(self.api, task)}")
-            if time.monotonic() >= deadline:
+            code = self._exit_code()
+            if code is not None:
+                return code
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return None
-            time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+            time.sleep(min(WAIT_EVERY_S, left))
+
+    def _exit_code(self) -> int | None:
+        """The participant's exit code if its task has ended, else None (asked once); InfraError if it was lost."""
+        task = _task(self.api, self.service_id)
+        st = (task or {}).get("Status") or {}
+        if st.get("State") in ENDED:
+            self.final = task
+            self.ended.set()
+            if st.get("State") in ("complete", "failed") and "ContainerStatus" in st:
+                return int(st["ContainerStatus"].get("ExitCode") or 0)
+            if self.killed:  # we ended it (a timeout): removed with its service, as by SIGKILL
+                return 137
+            raise failures.InfraError(f"swarm participant task {st.get('State')}: {_task_reason(task or {})}")
+        if (task or {}).get("DesiredState") in ("shutdown", "remove") and not self.killed:  # its node is lost
+            self.final = task
+            node = _hostname(self.api, (task or {}).get("NodeID"))
+            raise failures.InfraError(f"swarm participant task lost on node {node}: {_node_state(self.api, task)}")
+        return None
 
     def kill(self) -> None:
         self.killed = True
