@@ -8,8 +8,6 @@ import math
 from pathlib import Path
 
 import pytest
-from nltk.stem.porter import PorterStemmer
-from nltk.translate.meteor_score import meteor_score
 
 from harness.cli import main
 from harness.errors import HarnessError
@@ -19,6 +17,14 @@ from harness.scoring.options import ScoringOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "examples" / "runs" / "udhr-dev-waitk3" / "instances.log"
+
+
+def _nltk_meteor(refs: list[list[str]], hyp: list[str], **how: object) -> float:
+    """nltk's own sentence METEOR (imported here: nltk takes seconds to import, in every test worker that collects
+    this module)."""
+    from nltk.translate.meteor_score import meteor_score
+
+    return float(meteor_score(refs, hyp, **how))
 
 
 def _records() -> list[dict]:
@@ -31,7 +37,7 @@ def test_corpus_meteor_is_the_mean_of_nltk_sentence_scores_on_the_same_tokens() 
     tokens = meteor._tokens
     hyps = tokens([r["prediction"] for r in recs])
     refs = tokens([r["reference"] for r in recs])
-    direct = [meteor_score([ref], hyp, stemmer=meteor._NoStem(), wordnet=meteor._NoSynonyms())
+    direct = [_nltk_meteor([ref], hyp, stemmer=meteor._NoStem(), wordnet=meteor._NoSynonyms())
               for hyp, ref in zip(hyps, refs, strict=True)]
     assert math.isclose(scores["METEOR"]["score"], math.fsum(direct) / len(direct), rel_tol=1e-9, abs_tol=1e-9)
     lo, hi = scores["METEOR"]["ci95"]
@@ -46,7 +52,9 @@ def test_english_targets_match_stems_and_wordnet_synonyms() -> None:
     english = meteor.meteor_sentence_scores(hyp, ref, "en")[0]
     exact = meteor.meteor_sentence_scores(hyp, ref, "es")[0]
     wn = meteor.wordnet()
-    direct = meteor_score([ref[0][0].split()], hyp[0].split(), stemmer=PorterStemmer(), wordnet=wn)
+    from nltk.stem.porter import PorterStemmer
+
+    direct = _nltk_meteor([ref[0][0].split()], hyp[0].split(), stemmer=PorterStemmer(), wordnet=wn)
     assert math.isclose(english, direct, rel_tol=1e-12) and english > exact  # hound~dog, barking~barked
     assert "modules:exact+stem+synonym" in meteor.meteor_signature(1, "en")
 
