@@ -51,16 +51,22 @@ def fill(template: Path) -> int:
     wheels.mkdir(exist_ok=True)
     stamp.unlink(missing_ok=True)
     machine = platform.machine()
-    for req, deps in requirements(template / "requirements-image.txt"):
+    reqs = requirements(template / "requirements-image.txt")
+    # one pip per kind (with and without dependencies): the image installs them together, so they are resolved
+    # together, and pip starts once, not once a line
+    for deps in (True, False):
+        group = [req for req, with_deps in reqs if with_deps == deps]
+        if not group:
+            continue
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "-d", str(wheels),
                "--only-binary=:all:", "--python-version", PYTHON, "--implementation", "cp",
                "--platform", f"manylinux2014_{machine}", "--platform", f"manylinux_2_28_{machine}",
-               "--platform", f"manylinux_2_17_{machine}", "--platform", "any", req]
+               "--platform", f"manylinux_2_17_{machine}", "--platform", "any", *group]
         if not deps:
             cmd.insert(4, "--no-deps")
         rc = subprocess.run(cmd).returncode
         if rc != 0:
-            print(f"fill_wheels: {template.name}: pip download {req} failed", file=sys.stderr)
+            print(f"fill_wheels: {template.name}: pip download {' '.join(group)} failed", file=sys.stderr)
             return rc
     stamp.write_text(filled_for(template), encoding="utf-8")
     print(f"fill_wheels: {wheels} ({len(list(wheels.glob('*.whl')))} wheels)")

@@ -14,11 +14,12 @@ import pytest
 from agent_templates.fill_wheels import STAMP, fill
 
 
-def _wheel(folder: Path, name: str, version: str) -> Path:
-    """A minimal pure-Python wheel `name-version-py3-none-any.whl` with one module."""
+def _wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
+    """A minimal pure-Python wheel `name-version-py3-none-any.whl` with one module (and `requires`)."""
     dist = f"{name}-{version}.dist-info"
+    needs = "".join(f"Requires-Dist: {r}\n" for r in requires)
     files = {f"{name}.py": b"VALUE = 1\n",
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{needs}".encode(),
              f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()}"
                      f",{len(data)}\n" for path, data in files.items()) + f"{dist}/RECORD,,\n"
@@ -52,3 +53,25 @@ def test_a_filled_folder_is_not_asked_of_pip_again(tmp_path: Path, monkeypatch: 
     assert fill(sub) != 0  # new requirements: pip is asked, and cannot find otherpkg
     assert not (sub / "wheels" / STAMP).exists()
     assert fill(sub) != 0  # the failed fill left no stamp behind: pip is asked again
+
+
+def test_requirements_are_resolved_together_as_the_image_installs_them(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install` in the image resolves every requirement at once; so does the fill: a folder of wheels that
+    each requirement would resolve alone (two versions of a shared dependency) is not what the image gets."""
+    index = tmp_path / "index"
+    index.mkdir()
+    for version in ("1.0", "2.0"):
+        _wheel(index, "shared", version)
+    _wheel(index, "alpha", "1.0", ("shared",))
+    _wheel(index, "beta", "1.0", ("shared==1.0",))
+    _wheel(index, "gamma", "1.0", ("missingdep",))  # --no-deps: its dependency is never asked for
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "requirements-image.txt").write_text("alpha\ngamma --no-deps\nbeta\n", encoding="utf-8")
+    assert fill(sub) == 0
+    assert sorted(p.name for p in (sub / "wheels").glob("*.whl")) == [
+        "alpha-1.0-py3-none-any.whl", "beta-1.0-py3-none-any.whl", "gamma-1.0-py3-none-any.whl",
+        "shared-1.0-py3-none-any.whl"]
