@@ -30,16 +30,25 @@ def _wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()
     return path
 
 
-def test_a_filled_folder_is_not_asked_of_pip_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capfd: pytest.CaptureFixture[str]) -> None:
+def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wheels: list[tuple[str, str, tuple[str, ...]]],
+             requirements: str) -> Path:
+    """A submission folder `tmp_path/sub` with `requirements`, and pip pointed at an index holding only `wheels`
+    (name, version, requires)."""
     index = tmp_path / "index"
     index.mkdir()
-    _wheel(index, "tinypkg", "1.0")
+    for name, version, requires in wheels:
+        _wheel(index, name, version, requires)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(index))
     sub = tmp_path / "sub"
     sub.mkdir()
-    (sub / "requirements-image.txt").write_text("tinypkg==1.0\n", encoding="utf-8")
+    (sub / "requirements-image.txt").write_text(requirements, encoding="utf-8")
+    return sub
+
+
+def test_a_filled_folder_is_not_asked_of_pip_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    sub = _offline(tmp_path, monkeypatch, [("tinypkg", "1.0", ())], "tinypkg==1.0\n")
     assert fill(sub) == 0
     assert [p.name for p in (sub / "wheels").glob("*.whl")] == ["tinypkg-1.0-py3-none-any.whl"]
     assert (sub / "wheels" / STAMP).is_file()
@@ -59,18 +68,10 @@ def test_requirements_are_resolved_together_as_the_image_installs_them(tmp_path:
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`pip install` in the image resolves every requirement at once; so does the fill: a folder of wheels that
     each requirement would resolve alone (two versions of a shared dependency) is not what the image gets."""
-    index = tmp_path / "index"
-    index.mkdir()
-    for version in ("1.0", "2.0"):
-        _wheel(index, "shared", version)
-    _wheel(index, "alpha", "1.0", ("shared",))
-    _wheel(index, "beta", "1.0", ("shared==1.0",))
-    _wheel(index, "gamma", "1.0", ("missingdep",))  # --no-deps: its dependency is never asked for
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    (sub / "requirements-image.txt").write_text("alpha\ngamma --no-deps\nbeta\n", encoding="utf-8")
+    # gamma goes --no-deps: its dependency is never asked for
+    sub = _offline(tmp_path, monkeypatch, [("shared", "1.0", ()), ("shared", "2.0", ()), ("alpha", "1.0", ("shared",)),
+                                           ("beta", "1.0", ("shared==1.0",)), ("gamma", "1.0", ("missingdep",))],
+                   "alpha\ngamma --no-deps\nbeta\n")
     assert fill(sub) == 0
     assert sorted(p.name for p in (sub / "wheels").glob("*.whl")) == [
         "alpha-1.0-py3-none-any.whl", "beta-1.0-py3-none-any.whl", "gamma-1.0-py3-none-any.whl",
