@@ -112,22 +112,34 @@ def exit_code(api: Any, cid: str) -> int | None:
     return None
 
 
-def wait_exit(api: Any, cid: str, seconds: float) -> int | None:
-    """The exit code if the container stops within `seconds`, else None; asked every INSPECT_EVERY_S and at the end.
-
-    Polls `inspect` (each answer is immediate) instead of the engine's long-polling `wait`: a `wait` whose read
-    timeout was lost on a reused connection blocked a run's thread forever, so that SIGTERM could not end
-    `harness evaluate` (seen on a loaded machine).
-    """
+def poll_exit(ask: Callable[[], int | None], seconds: float) -> int | None:
+    """`ask()` (an exit code, or None while running) every INSPECT_EVERY_S and at the end, until it answers or
+    `seconds` pass. A wait of one poll or less (the watchdog's) asks once, then sleeps: the watchdog's next call asks
+    again at once, so asking at the end too would ask twice at the same moment."""
+    if seconds <= INSPECT_EVERY_S:
+        code = ask()
+        if code is None:
+            time.sleep(max(0.0, seconds))
+        return code
     deadline = time.monotonic() + seconds
     while True:
-        code = exit_code(api, cid)
+        code = ask()
         if code is not None:
             return code
         left = deadline - time.monotonic()
         if left <= 0:
             return None
         time.sleep(min(INSPECT_EVERY_S, left))
+
+
+def wait_exit(api: Any, cid: str, seconds: float) -> int | None:
+    """The exit code if the container stops within `seconds`, else None (poll_exit of `inspect`).
+
+    Polls `inspect` (each answer is immediate) instead of the engine's long-polling `wait`: a `wait` whose read
+    timeout was lost on a reused connection blocked a run's thread forever, so that SIGTERM could not end
+    `harness evaluate` (seen on a loaded machine).
+    """
+    return poll_exit(lambda: exit_code(api, cid), seconds)
 
 
 def _quietly(fn: Callable[..., Any], *args: Any) -> None:
@@ -145,14 +157,7 @@ class _Container:
         self.api, self.cid = api, cid
 
     def wait(self, seconds: float) -> int | None:
-        """As wait_exit; a wait no longer than one poll (the watchdog's) asks once, then sleeps: its next call asks
-        again at once, so asking at the end too would ask twice at the same moment."""
-        if seconds > INSPECT_EVERY_S:
-            return wait_exit(self.api, self.cid, seconds)
-        code = exit_code(self.api, self.cid)
-        if code is None:
-            time.sleep(seconds)
-        return code
+        return wait_exit(self.api, self.cid, seconds)
 
     def kill(self) -> None:
         try:

@@ -32,7 +32,7 @@ from harness.config import Limits
 from harness.run import failures, network
 from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
-from harness.run.docker_backend import INSPECT_EVERY_S, SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api, wait_exit
+from harness.run.docker_backend import SERVER_LOG_MAX_BYTES, SERVER_PORT, docker_api, poll_exit, wait_exit
 from harness.run.gate import gated, image_python
 from harness.run.sandbox import (
     SandboxPolicy,
@@ -56,9 +56,6 @@ ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "re
 PLACEMENT_TIMEOUT_S = 120.0
 #: how often a task that is about to start is asked for (its start is on every run's critical path)
 POLL_S = 0.02
-#: how often a running participant's task is asked for: each question lists the service's tasks on the manager, so
-#: the watchdog's polls (every 0.25 s) ask once each, and a longer wait every INSPECT_EVERY_S, as the Docker backend
-WAIT_EVERY_S = INSPECT_EVERY_S
 
 
 def swarm_manager(api: Any) -> dict[str, Any]:
@@ -119,22 +116,9 @@ class _Task:
         self.killed = False
 
     def wait(self, seconds: float) -> int | None:
-        """The exit code if the task ends within `seconds`, else None; a wait no longer than one poll (the
-        watchdog's) asks once, then sleeps (its next call asks again at once)."""
-        if seconds <= WAIT_EVERY_S:
-            code = self._exit_code()
-            if code is None:
-                time.sleep(seconds)
-            return code
-        deadline = time.monotonic() + seconds
-        while True:
-            code = self._exit_code()
-            if code is not None:
-                return code
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            time.sleep(min(WAIT_EVERY_S, left))
+        """The exit code if the task ends within `seconds`, else None: asked as often as a container is (poll_exit;
+        each question lists the service's tasks on the manager)."""
+        return poll_exit(self._exit_code, seconds)
 
     def _exit_code(self) -> int | None:
         """The participant's exit code if its task has ended, else None (asked once); InfraError if it was lost."""
