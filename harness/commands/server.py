@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.scoring.options import ScoringOptions
 
 HELP = "run the evaluation server for one dataset of a task config"
 
@@ -23,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "mounted (default: their paths here)")
     parser.add_argument("--exit-when-done", action="store_true",
                         help="stop once every instance is logged and scores.json is written")
+    parser.add_argument("--no-score", action="store_true",
+                        help="write no scores.json once every instance is logged: the caller scores the log "
+                             "(`harness evaluate` does, on its host; GET /result still scores)")
     drive = parser.add_argument_group("driving an agent-server participant (IWSLT 2023-26 images)")
     drive.add_argument("--drive", choices=("simuleval-agent-server", "simulstream-http"), default=None,
                        help="play the client: feed the participant's server at --participant, then stop")
@@ -35,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from functools import partial
 
-    from harness.scoring import score_path, write_scores
     from harness.server.app import serve
     from harness.server.evaluation import open_evaluation
 
@@ -45,16 +52,22 @@ def run(args: argparse.Namespace) -> int:
     from harness.scoring.options import track_scoring_options
 
     options = track_scoring_options(track)
-    evaluation.scorer = partial(score_path, options=options)  # GET /result scores the log file
+    evaluation.scorer = partial(_score_path, options=options)  # GET /result scores the log file
     evaluation.gate_file = args.gate_file
 
     def score_file() -> None:
-        """Once every instance is logged: score the log file (after it is synced) into scores.json."""
+        """Once every instance is logged: score the log file (after it is synced) into scores.json, unless the
+        caller scores it (--no-score)."""
+        logged = f"harness server: all {len(evaluation.dataset)} instances logged"
+        if args.no_score:
+            print(f"{logged} (scored by the caller)", file=sys.stderr, flush=True)
+            return
         try:
+            from harness.scoring import write_scores
+
             evaluation.writer.sync()
             path = write_scores(evaluation.writer.path, options=options)
-            print(f"harness server: all {len(evaluation.dataset)} instances logged; scores in {path}",
-                  file=sys.stderr, flush=True)
+            print(f"{logged}; scores in {path}", file=sys.stderr, flush=True)
         except Exception as exc:  # the run log is the result; a scoring failure is reported, never fatal
             print(f"harness server: scoring failed: {exc}", file=sys.stderr, flush=True)
 
@@ -78,3 +91,11 @@ def run(args: argparse.Namespace) -> int:
             stop()
 
     return serve(evaluation, args.host, args.port, exit_when_done=args.exit_when_done, companion=companion)
+
+
+def _score_path(path: Path, options: ScoringOptions) -> dict[str, Any]:
+    """`harness.scoring.score_path`, imported when first asked (GET /result): a server whose caller scores never
+    loads the metrics."""
+    from harness.scoring import score_path
+
+    return score_path(path, options=options)

@@ -83,10 +83,12 @@ def server_command(spec: RunSpec, port: int, host: str, participant_host: str = 
                    context_root: str | None = CONTEXT_ROOT) -> list[str]:
     """The evaluation server's command line (`harness server ...`), the same for every backend; for an agent-server
     participant, with the driver that plays the client against it. The dataset's context documents are named
-    under `context_root` (the participant's mount; None: by their host paths, for a participant on this host)."""
+    under `context_root` (the participant's mount; None: by their host paths, for a participant on this host).
+    The server writes no scores.json (`--no-score`): the batch scores the collected log on its host, with the
+    task's neural metrics, once."""
     argv = ["harness", "server", "--config", str(spec.config.path), "--track", spec.track.name,
             "--dataset", spec.dataset.name, "--port", str(port), "--output", str(spec.out_dir), "--host", host,
-            "--resume" if spec.resume_log else "--overwrite"]
+            "--resume" if spec.resume_log else "--overwrite", "--no-score"]
     if spec.dataset.context is not None and context_root is not None:
         argv += ["--context-root", context_root]
     if spec.driven:

@@ -20,8 +20,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from harness.protocol import ProtocolError, StepRequest, StepResponse
 from harness.status import InstanceStatus
 from harness.units import final_token_delays, join_units, split_units
@@ -81,7 +79,7 @@ class SpeechSource:
         block = self.stream.read(segment_ms or self.segment_ms, dtype="int16" if pcm else "float32")
         if pcm:
             return block.astype("<i2", copy=False).tobytes()
-        return block.astype(np.float64).tolist()
+        return block.astype("float64").tolist()
 
     def delay(self) -> float:
         return self.stream.ms(self.stream.position)
