@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STREAM_RATE = 16000
 MEDIA_EXTRA = "pip install 'harness[media]' (PyAV)"
@@ -107,6 +108,8 @@ class ContainerStream:
 
     def _take(self, n: int) -> np.ndarray:
         """n samples (channels, n) from the decoded blocks, decoding only as many packets as that needs."""
+        import numpy as np  # here, not at import: a text run's server and batch never load it
+
         while self._buffered() < n:
             block = next(self._frames, None)
             if block is None:
@@ -130,6 +133,8 @@ class ContainerStream:
 
     def read(self, segment_ms: float, dtype: str = "float32") -> np.ndarray:
         """The next segment (shorter at the end, empty when exhausted), mono, as `float32` or `int16`."""
+        import numpy as np  # here, not at import: a text run's server and batch never load it
+
         n = min(self.samples_for(segment_ms), self.total - self.position)
         if n <= 0:
             return np.zeros(0, dtype=dtype)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from harness.data.media import ContainerStream, container_duration_ms
 from harness.data.text import read_lines, read_references
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class AudioStream:
@@ -43,6 +45,8 @@ class AudioStream:
 
     def read(self, segment_ms: float, dtype: str = "float32") -> np.ndarray:
         """The next segment (shorter at the end, empty when exhausted), mono, as `float32` or `int16`."""
+        import numpy as np  # here, not at import: a text run's server and batch never load it
+
         n = min(self.samples_for(segment_ms), self.total - self.position)
         if n <= 0:
             return np.zeros(0, dtype=dtype)

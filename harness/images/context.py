@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from docker.utils.build import create_archive, exclude_paths
-
 from harness.errors import SubmissionError
 
 #: Largest build context (bytes after .dockerignore) and largest image.tar accepted; `$HARNESS_MAX_CONTEXT_BYTES`.
@@ -68,6 +66,8 @@ def scan_context(root: Path, max_bytes: int | None = None, always: tuple[str, ..
     """The build context of `root` after ALWAYS_LEFT_OUT and `.dockerignore` (`always` and `.dockerignore` itself
     stay in), without following links. SubmissionError if a link escapes the folder, an entry is neither a regular
     file, directory nor link, or the size exceeds `max_bytes`."""
+    from docker.utils.build import exclude_paths  # the docker SDK loads requests: only when a folder is scanned
+
     root = root.resolve()
     max_bytes = max_context_bytes() if max_bytes is None else max_bytes
     patterns = [*ALWAYS_LEFT_OUT, *dockerignore_patterns(root), *(f"!{p}" for p in (*always, DOCKERIGNORE))]
@@ -100,6 +100,8 @@ def _plain_top_entry() -> bytes:
 def write_context(scan: ContextScan, stream: IO[bytes]) -> None:
     """Write the scanned context to `stream` as the tar `docker build -` reads: a plain "." entry, then the SDK's
     archive of the scanned paths (spooled to a temporary file, as its tar writer needs a seekable file)."""
+    from docker.utils.build import create_archive
+
     with tempfile.TemporaryFile(prefix="harness-context-") as tmp:
         create_archive(str(scan.root), files=list(scan.paths), fileobj=tmp)
         stream.write(_plain_top_entry())
