@@ -128,17 +128,18 @@ def test_validate_no_docker_runs_the_agent_server_template_as_it_is(tmp_path: Pa
 
 @pytest.mark.slow
 def test_validate_no_docker_runs_the_simulstream_template_as_it_is(tmp_path: Path) -> None:
-    """SimulStream's server from the template's own CMD (Whisper tiny.en, two utterances: about a minute)."""
+    """SimulStream's server from the template's own CMD (Whisper tiny.en, one utterance: the template is what is
+    checked; its outputs against the native interface are tests/test_simulstream_http.py's)."""
     pytest.importorskip("simulstream")
     pytest.importorskip("faster_whisper")
     from tests.simulstream_images import speech_task
 
     folder = tmp_path / "simulstream_http"
     shutil.copytree(REPO / "agent_templates" / "simulstream_http", folder, ignore=shutil.ignore_patterns("wheels"))
-    proc = harness("validate", str(folder), "--config", str(speech_task(tmp_path / "task", n=2)), "--output",
+    proc = harness("validate", str(folder), "--config", str(speech_task(tmp_path / "task", n=1)), "--output",
                    str(tmp_path / "out"), "--no-docker")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "status       ok" in proc.stdout and "instances    2/2" in proc.stdout, proc.stdout
+    assert "status       ok" in proc.stdout and "instances    1/1" in proc.stdout, proc.stdout
 
 
 def test_validate_no_docker_without_a_known_command_is_a_usage_error(tmp_path: Path) -> None:
