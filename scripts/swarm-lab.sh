@@ -18,9 +18,19 @@ GPUS_PER_WORKER="${HARNESS_LAB_GPUS:-1}"
 node_sock() { echo "unix://$LAB/node$1/docker.sock"; }
 dk() { local n=$1; shift; docker -H "$(node_sock "$n")" "$@"; }
 
-wait_engine() {
-  for _ in $(seq 1 300); do dk "$1" info >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "swarm-lab: engine of node$1 did not start; see $LAB/node$1/dockerd.log" >&2
+wait_engine() {  # wait_engine I PID: until node I's engine answers; at once if its process PID is gone
+  # bounded by time, not by tries: on a loaded machine an engine restarted after a SIGKILL can take a minute
+  local end=$((SECONDS + 300))
+  while [ "$SECONDS" -lt "$end" ]; do
+    dk "$1" info >/dev/null 2>&1 && return 0
+    if ! kill -0 "$2" 2>/dev/null; then
+      echo "swarm-lab: engine of node$1 exited; its log ($LAB/node$1/dockerd.log) ends:" >&2
+      tail -n 5 "$LAB/node$1/dockerd.log" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+  echo "swarm-lab: engine of node$1 did not answer within 300 s; see $LAB/node$1/dockerd.log" >&2
   return 1
 }
 
@@ -65,7 +75,7 @@ EOF
   nohup nsenter --net="/var/run/netns/$ns" unshare --uts sh -c "hostname hlab-node$i && exec dockerd \
     --config-file '$dir/daemon.json' --data-root '$dir/data' --exec-root '$dir/exec' --pidfile '$dir/docker.pid' \
     -H '$(node_sock "$i")' --bip 172.31.$((i + 1)).1/24 --cgroup-parent hlab-node$i" >"$dir/dockerd.log" 2>&1 &
-  wait_engine "$i"
+  wait_engine "$i" $!  # nsenter, unshare and sh each exec the next: $! ends up as dockerd itself
 }
 
 up() {
@@ -92,10 +102,14 @@ up() {
       dk "$i" swarm join --token "$token" "$NET.10:2377" >/dev/null
     fi
   done
-  for _ in $(seq 1 300); do  # every node Ready
-    [ "$(dk 0 node ls -q --filter role=worker | wc -l)" -ge "$workers" ] \
-      && ! dk 0 node ls --format '{{.Status}}' | grep -qv Ready && break
-    sleep 0.1
+  local end=$((SECONDS + 300))
+  until [ "$(dk 0 node ls -q --filter role=worker | wc -l)" -ge "$workers" ] \
+      && ! dk 0 node ls --format '{{.Status}}' | grep -qv Ready; do  # every node Ready
+    if [ "$SECONDS" -ge "$end" ]; then
+      echo "swarm-lab: not every node is Ready after 300 s: $(dk 0 node ls --format '{{.Hostname}} {{.Status}}' | tr '\n' ' ')" >&2
+      return 1
+    fi
+    sleep 0.2
   done
   echo "$workers" >"$LAB/workers"
   echo "export DOCKER_HOST=$(node_sock 0)"

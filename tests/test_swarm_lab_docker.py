@@ -37,8 +37,10 @@ pytestmark = [pytest.mark.docker, pytest.mark.lab, pytest.mark.slow]
 
 
 def lab_cmd(*args: str) -> str:
-    return subprocess.run(["bash", str(LAB_SCRIPT), *args], capture_output=True, text=True, check=True,
-                          timeout=300).stdout
+    """`scripts/swarm-lab.sh ARGS`; its stdout (a failure shows its stderr: which engine, and how its log ends)."""
+    proc = subprocess.run(["bash", str(LAB_SCRIPT), *args], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"swarm-lab.sh {' '.join(args)}: {proc.stderr[-2000:]}"
+    return proc.stdout
 
 
 @pytest.fixture(scope="module")
