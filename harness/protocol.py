@@ -17,8 +17,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from tornado.web import HTTPError
-
 from harness import boundedjson
 
 PROTOCOL_VERSION = 1
@@ -31,14 +29,15 @@ JSON_TYPE = "application/json"
 PCM_TYPE = "application/octet-stream"
 
 
-class ProtocolError(HTTPError, ValueError):
-    """A message breaks the protocol; the text is one line that is sent back to the client.
+class ProtocolError(ValueError):
+    """A message breaks the protocol; the text is one line that is sent back to the client with HTTP `status`.
 
-    An `HTTPError`, so tornado hands it to the handler's `write_error` with its status; `str()` is the message.
+    Plain Python, so the client side never loads the server's web framework: the server's handlers answer it
+    with its status (`harness.server.handlers.BaseHandler.write_error`); `str()` is the message.
     """
 
     def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(status)
+        super().__init__(message)
         self.message = message
         self.status = status
 

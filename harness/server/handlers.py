@@ -3,7 +3,7 @@
 Every handler is small: parse and validate the request, call the `Evaluation`, serialise. Bad requests get a
 4xx with a one-line JSON reason (`{"error": ..., "status": ...}`); the session clock is stamped on arrival
 (`prepare`, or once the streamed body of `PUT /hypo` is in) and on departure (`answer`, just before the answer is
-handed to the socket). Refusals are `ProtocolError`s, tornado `HTTPError`s that `write_error` turns into JSON.
+handed to the socket). Refusals are `ProtocolError`s, which `write_error` turns into JSON with their status.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class EvaluationMixin:
 
 
 class BaseHandler(EvaluationMixin, tornado.web.RequestHandler):
-    """Plain HTTP: JSON answers, `ProtocolError`s (HTTPErrors) as one-line JSON 4xx bodies, no ETag."""
+    """Plain HTTP: JSON answers, `ProtocolError`s as one-line JSON 4xx bodies with their own status, no ETag."""
 
     refusal = ""  # the one-line reason of a refused request (for the access log)
     participant_request = True  # a request of the participant (not the harness's health probe or start gate)
@@ -94,9 +94,16 @@ class BaseHandler(EvaluationMixin, tornado.web.RequestHandler):
             self.set_header("Content-Type", PCM_TYPE if binary else JSON_TYPE)
         self.finish(payload)
 
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """A refusal (`ProtocolError`) is an answer, not an uncaught exception: the access log shows it."""
+        if not isinstance(value, ProtocolError):
+            super().log_exception(typ, value, tb)
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(exc, ProtocolError):
+        if isinstance(exc, ProtocolError):  # tornado sends what is not its HTTPError as 500: the refusal's own status
+            status_code = exc.status
+            self.set_status(status_code)
             message = str(exc)
         elif isinstance(exc, tornado.web.HTTPError) and exc.log_message:
             message = exc.log_message % exc.args if exc.args else exc.log_message
