@@ -77,6 +77,8 @@ def test_results_layout_and_manifest(batch):
         for f in ("instances.log", "scores.json", "client.log", "server.log"):
             assert (out / name / "dev" / f).is_file(), f"{name}/dev/{f}"
         assert (out / name / "build.log").is_file()
+    # the batch scores every run once, on this host: the server in its container left it to the caller
+    assert "all 3 instances logged (scored by the caller)" in (out / "good" / "dev" / "server.log").read_text()
     man = json.loads((out / "good" / "manifest.json").read_text())
     assert man["image"]["digest"].startswith("sha256:") and man["image"]["architecture"]
     assert man["harness_version"] and man["config_sha256"] == json.loads((out / "summary.json").read_text())[

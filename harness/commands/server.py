@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="name the dataset's context documents under DIR, where the participant has them "
                              "mounted (default: their paths here)")
     parser.add_argument("--exit-when-done", action="store_true",
-                        help="stop once every instance is logged and scores.json is written")
+                        help="stop once every instance is logged (and, unless --no-score, scores.json written)")
     parser.add_argument("--no-score", action="store_true",
                         help="write no scores.json once every instance is logged: the caller scores the log "
                              "(`harness evaluate` does, on its host; GET /result still scores)")
