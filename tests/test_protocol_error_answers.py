@@ -29,11 +29,18 @@ def test_refusals_keep_their_status_and_log_one_line_each(tmp_path) -> None:
         wrong_type = requests.post(url + "/v1/instances/0/step", data="{}", timeout=30,
                                    headers={"Content-Type": "text/plain"})
         unfinished = requests.get(url + "/result", timeout=30)
+        # the access log is written after each answer is sent: read it until the three refusals are there
+        logged: list[str] = []
+        while sum(1 for ln in logged if any(f" {c} " in ln for c in ("404", "415", "409"))) < 3:
+            nxt = server.stderr.readline()
+            assert nxt, "the server ended before logging the three refusals: " + "".join(logged)
+            logged.append(nxt)
     finally:
         server.terminate()
-        _, err = server.communicate(timeout=60)
+        _, rest = server.communicate(timeout=60)
+    err = "".join(logged) + rest
     assert (unknown.status_code, wrong_type.status_code, unfinished.status_code) == (404, 415, 409)
     assert "not an integer" in unknown.json()["error"] and unknown.json()["status"] == 404
     assert "Content-Type must be application/json" in wrong_type.json()["error"]
     assert "Traceback" not in err and "Uncaught" not in err, err
-    assert len([ln for ln in err.splitlines() if any(f"{c} " in ln for c in ("404", "415", "409"))]) == 3, err
+    assert len([ln for ln in err.splitlines() if any(f" {c} " in ln for c in ("404", "415", "409"))]) == 3, err
