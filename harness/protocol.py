@@ -27,6 +27,8 @@ FLAG_SOURCE_FINISHED = 1
 FLAG_FINISHED = 2
 JSON_TYPE = "application/json"
 PCM_TYPE = "application/octet-stream"
+#: how the server's output begins once it listens and answers (what a run waits for before the participant starts)
+LISTENING_LINE = "harness server: listening on "
 
 
 class ProtocolError(ValueError):

@@ -98,9 +98,13 @@ def evaluate_process(subs: Path, config: Path, out: Path, server_image: str) -> 
 
 
 def running_pair(pid: int) -> tuple[str, str] | None:
-    """(server, participant) container ids once both run (the server answered its health probe)."""
+    """(server, participant) container ids once both run (the server listens). A participant listed and then gone
+    before it is inspected (an attempt torn down, to be retried) is not running: the caller asks again."""
     server, part = containers(pid, "server"), containers(pid, "participant")
-    if server and part and inspect(part[0])["State"]["Running"]:
+    if not (server and part):
+        return None
+    found = subprocess.run(["docker", "inspect", part[0]], capture_output=True, text=True, timeout=120)
+    if found.returncode == 0 and json.loads(found.stdout)[0]["State"]["Running"]:
         return server[0], part[0]
     return None
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness import layout
 from harness.config import Limits
+from harness.protocol import LISTENING_LINE
 from harness.run import failures, network
 from harness.run.compute import started_at
 from harness.run.context_mounts import ContextStage, run_prepare
@@ -33,7 +34,7 @@ from harness.run.sandbox import (
 )
 from harness.run.spec import PARTICIPANT_ALIAS, RunResult, RunSpec, participant_argv, server_command
 from harness.run.tail import log_tail
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput
 
 SERVER_PORT = 8000
 SERVER_LOG_MAX_BYTES = 5_000_000
@@ -142,14 +143,6 @@ def wait_exit(api: Any, cid: str, seconds: float) -> int | None:
     return poll_exit(lambda: exit_code(api, cid), seconds)
 
 
-def _quietly(fn: Callable[..., Any], *args: Any) -> None:
-    """Call `fn` in a helper thread; its failure shows up in what the caller inspects afterwards."""
-    try:
-        fn(*args)
-    except Exception:  # noqa: BLE001
-        pass
-
-
 class _Container:
     """The participant container as the watchdog sees it."""
 
@@ -221,7 +214,6 @@ class DockerBackend:
         self.part_id = ""
         self.server_pump: LogPump | None = None
         self.client_pump: LogPump | None = None
-        self.probe: tuple[str, threading.Thread] | None = None
         self.mem: _PeakMemory | None = None
         self.limits: Limits | None = None
         self.ports_seen: list[int] = []
@@ -268,14 +260,11 @@ class DockerBackend:
         self.server_id = server["Id"]
         self.created.append(self.server_id)
         api.start(self.server_id)
+        # the server's output says when it listens (read while the participant container is being created)
         self.server_pump = LogPump(lambda: api.logs(self.server_id, stdout=True, stderr=True, stream=True,
-                                                    follow=True), run_dir.server_log, SERVER_LOG_MAX_BYTES)
+                                                    follow=True), run_dir.server_log, SERVER_LOG_MAX_BYTES,
+                                   watch_for=LISTENING_LINE)
         self.server_pump.start()
-        probe = api.exec_create(self.server_id, ["python3", "-c", health_probe(SERVER_PORT)])
-        # the health probe runs while the participant container is being created
-        thread = threading.Thread(target=_quietly, args=(api.exec_start, probe["Id"]), daemon=True)
-        thread.start()
-        self.probe = (probe["Id"], thread)
 
     def prepare_participant(self, spec: RunSpec) -> None:
         api, net = self.api, self.net
@@ -313,10 +302,8 @@ class DockerBackend:
             self.part_id = create(argv)
 
     def wait_server_ready(self, run_dir: layout.RunDir) -> None:
-        assert self.probe is not None and self.server_pump is not None
-        probe_id, thread = self.probe
-        thread.join(SERVER_READY_TIMEOUT_S + 10)
-        if self.api.exec_inspect(probe_id).get("ExitCode") != 0:
+        assert self.server_pump is not None
+        if not self.server_pump.wait_for_line(SERVER_READY_TIMEOUT_S):
             self.server_pump.join(2)
             raise failures.InfraError(f"server not healthy: {log_tail(run_dir.server_log)}")
 

@@ -38,7 +38,7 @@ class Backend(Protocol):
         `prepare:` command to its end (`timings["prepare_s"]`); `failures.PrepareFailed` when it fails."""
 
     def start_server(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
-        """Start the server and its health probe (not waiting for it)."""
+        """Start the server and the reading of its output (not waiting for it to listen)."""
 
     def prepare_participant(self, spec: RunSpec) -> None:
         """Whatever can be done for the participant while the server starts."""

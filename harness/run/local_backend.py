@@ -18,11 +18,12 @@ from typing import cast
 
 from harness import layout
 from harness.data.context import CONTEXT_ENV, PREPARED_ENV, host_context_list
+from harness.protocol import LISTENING_LINE
 from harness.run import failures
 from harness.run.sandbox import SandboxPolicy
 from harness.run.spec import RunResult, RunSpec, participant_argv, server_command
 from harness.run.tail import log_tail
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput
 
 HOST = "127.0.0.1"
 SERVER_LOG_MAX_BYTES = 5_000_000
@@ -36,10 +37,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _pump(proc: subprocess.Popen[bytes], path: Path, max_bytes: int) -> LogPump:
+def _pump(proc: subprocess.Popen[bytes], path: Path, max_bytes: int, watch_for: str | None = None) -> LogPump:
     assert proc.stdout is not None
     out = cast(io.BufferedReader, proc.stdout)  # unbuffered pipes of Popen are BufferedReaders
-    pump = LogPump(lambda: iter(lambda: out.read1(65536), b""), path, max_bytes, drain=True)
+    pump = LogPump(lambda: iter(lambda: out.read1(65536), b""), path, max_bytes, drain=True, watch_for=watch_for)
     pump.start()
     return pump
 
@@ -82,7 +83,7 @@ class LocalBackend:
                                                               context_root=None)]
         self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)
-        self.server_pump = _pump(self.server, run_dir.server_log, SERVER_LOG_MAX_BYTES)
+        self.server_pump = _pump(self.server, run_dir.server_log, SERVER_LOG_MAX_BYTES, watch_for=LISTENING_LINE)
 
     def prepare(self, spec: RunSpec, run_dir: layout.RunDir, timings: dict[str, float]) -> None:
         """The context as a list of host paths and `prepare:` as a local process in the submission folder (no
@@ -120,9 +121,8 @@ class LocalBackend:
 
     def wait_server_ready(self, run_dir: layout.RunDir) -> None:
         assert self.server is not None
-        probe = subprocess.run([sys.executable, "-c", health_probe(self.port)], capture_output=True,
-                               timeout=SERVER_READY_TIMEOUT_S + 10)
-        if probe.returncode != 0 or self.server.poll() is not None:
+        assert self.server_pump is not None
+        if not self.server_pump.wait_for_line(SERVER_READY_TIMEOUT_S) or self.server.poll() is not None:
             raise failures.InfraError(f"local server not healthy (see {run_dir.server_log})")
 
     def start_participant(self, spec: RunSpec, run_dir: layout.RunDir) -> _Process:

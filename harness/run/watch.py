@@ -1,5 +1,6 @@
-"""The parts of a run every backend shares: the capped log pump, the server health probe, and the watchdog that
-waits for the participant while enforcing the total and idle timeouts, and stops it once the server is gone."""
+"""The parts of a run every backend shares: the capped log pump (which also tells when the server listens), and the
+watchdog that waits for the participant while enforcing the total and idle timeouts, and stops it once the server
+is gone."""
 
 from __future__ import annotations
 
@@ -7,69 +8,85 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from harness.config import Limits
 from harness.run.spec import RunInterrupted
 from harness.runlog import read_statuses
 
 POLL_S = 0.25
+#: how long a server may take to start listening (its output's first line says it listens)
 SERVER_READY_TIMEOUT_S = 60.0
-#: The health probe: a Python script that polls GET /health on the server's port until it answers (exit 0) or
-#: the time is up (exit 1). It runs where the server is reachable: inside the server container, or on this host.
-HEALTH_PROBE = (
-    "import sys,time,urllib.request\n"
-    "end=time.monotonic()+{timeout}\n"
-    "while time.monotonic()<end:\n"
-    "  try:\n"
-    "    urllib.request.urlopen('http://127.0.0.1:{port}/health',timeout=2).read(); sys.exit(0)\n"
-    "  except Exception: time.sleep(0.05)\n"
-    "sys.exit(1)\n"
-)
-
-
-def health_probe(port: int, timeout: float = SERVER_READY_TIMEOUT_S) -> str:
-    return HEALTH_PROBE.format(port=port, timeout=timeout)
 
 
 class LogPump(threading.Thread):
     """Copies a byte stream (a container's logs, a process's stdout) into a file, up to `max_bytes`, then notes
     the cut; past it, the rest is drained unread (`drain`, so a pipe never blocks its writer) or the stream is
     closed. `last_activity` is when the last chunk arrived; `ended` is set once the stream ended (its writer
-    exited or went away; not when the log was cut without draining)."""
+    exited or went away; not when the log was cut without draining). With `watch_for`, `wait_for_line` waits until
+    a line of the stream begins with it (the server's "listening" line)."""
 
     def __init__(self, open_stream: Callable[[], Iterable[bytes]], path: Path, max_bytes: int,
-                 drain: bool = False) -> None:
+                 drain: bool = False, watch_for: str | None = None) -> None:
         super().__init__(daemon=True)
         self.open_stream, self.path, self.max_bytes, self.drain = open_stream, path, max_bytes, drain
         self.truncated = False
         self.ended = False
         self.last_activity = time.monotonic()
+        self.watch_for = watch_for.encode() if watch_for else None
+        self.seen = False  # a line began with `watch_for`
+        self._line = b""  # the start of the line being read, while `watch_for` is not seen
+        self._news = threading.Event()  # `watch_for` seen, or the stream ended
+
+    def wait_for_line(self, timeout: float) -> bool:
+        """True once a line of the stream begins with `watch_for`; False if the stream ends first, or after
+        `timeout` seconds."""
+        self._news.wait(timeout)
+        return self.seen
+
+    def _look(self, chunk: bytes) -> None:
+        """Note a line beginning with `watch_for` (lines may be cut anywhere between chunks)."""
+        assert self.watch_for is not None
+        text = self._line + chunk
+        lines = text.split(b"\n")
+        if any(line.startswith(self.watch_for) for line in lines):
+            self.seen = True
+            self._news.set()
+        self._line = lines[-1][:len(self.watch_for)]
 
     def run(self) -> None:
         written = 0
+        cut = False  # cut without draining: the stream is closed, and has not ended
         try:
             stream = self.open_stream()
             with open(self.path, "wb") as f:
                 for chunk in stream:
                     self.last_activity = time.monotonic()
-                    if self.truncated:
-                        continue
-                    room = self.max_bytes - written
-                    f.write(chunk[:room])
-                    written += min(len(chunk), room)
-                    if len(chunk) > room:
-                        self.truncated = True
-                        f.write(f"\n[harness: log truncated at {self.max_bytes} bytes]\n".encode())
-                        if not self.drain:
-                            close = getattr(stream, "close", None)
-                            if close:
-                                close()
-                            return
-                    f.flush()
+                    if not self.truncated:
+                        written = self._write(f, chunk, written)
+                    if self.watch_for is not None and not self.seen:
+                        self._look(chunk)
+                    if self.truncated and not self.drain:
+                        close = getattr(stream, "close", None)
+                        if close:
+                            close()
+                        cut = True
+                        break
         except Exception:  # noqa: BLE001 - the stream went away; what was written stays
             pass
-        self.ended = True
+        self.ended = not cut
+        self._news.set()
+
+    def _write(self, f: BinaryIO, chunk: bytes, written: int) -> int:
+        """Write what fits of `chunk` (and the note of the cut when it does not all fit); bytes written so far."""
+        room = self.max_bytes - written
+        f.write(chunk[:room])
+        written += min(len(chunk), room)
+        if len(chunk) > room:
+            self.truncated = True
+            f.write(f"\n[harness: log truncated at {self.max_bytes} bytes]\n".encode())
+        f.flush()
+        return written
 
 
 class ServerOutput(Protocol):

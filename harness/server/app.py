@@ -19,6 +19,7 @@ import tornado.netutil
 import tornado.web
 
 from harness.errors import HarnessError
+from harness.protocol import LISTENING_LINE
 from harness.server.evaluation import Evaluation
 from harness.server.handlers import (
     CompatHypoHandler,
@@ -124,7 +125,7 @@ def serve(evaluation: Evaluation, host: str, port: int, exit_when_done: bool = F
                 stop.set()
 
         def listening(bound: int) -> None:
-            print(f"harness server: listening on http://{host or '0.0.0.0'}:{bound} "
+            print(f"{LISTENING_LINE}http://{host or '0.0.0.0'}:{bound} "
                   f"({evaluation.track.name}/{evaluation.dataset_name}, {len(evaluation.pending())} pending)",
                   file=sys.stderr, flush=True)
             if companion is not None:

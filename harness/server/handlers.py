@@ -71,7 +71,7 @@ class BaseHandler(EvaluationMixin, tornado.web.RequestHandler):
     """Plain HTTP: JSON answers, `ProtocolError`s as one-line JSON 4xx bodies with their own status, no ETag."""
 
     refusal = ""  # the one-line reason of a refused request (for the access log)
-    participant_request = True  # a request of the participant (not the harness's health probe or start gate)
+    participant_request = True  # a request of the participant (not a /health probe or the start gate)
 
     def compute_etag(self) -> None:
         return None

@@ -2,10 +2,10 @@
 
 The harness talks to a swarm manager (DOCKER_HOST). Per run: an internal overlay network (only the harness
 attaches to it: its services and, for a warm network made ahead by `swarm.spares`, an inert placeholder), the
-server service pinned to the data node (`swarm.services`), the health probe run inside the server's container, and
+server service pinned to the data node (`swarm.services`), whose output says when it listens, and
 the participant service; its task's exit code is the run's. When the participant's image has python3 its service
 is created with the server's and its command waits behind the start gate (`gate`), so that placing and starting
-it on a worker overlaps the server's start; its own code still starts only once the server is healthy and alone
+it on a worker overlaps the server's start; its own code still starts only once the server listens and is alone
 on the network. Images reach other nodes through the organizer's
 registry (`--registry HOST:PORT`, pushed once per image, services pinned by digest: `swarm.registry`); a single-node
 swarm needs none. Where the nodes have no internet, images are built on a build engine and moved to the manager
@@ -29,6 +29,7 @@ from typing import Any
 
 from harness import layout
 from harness.config import Limits
+from harness.protocol import LISTENING_LINE
 from harness.run import failures, network
 from harness.run.context_mounts import ContextStage, run_prepare
 from harness.run.deadlines import under_timeout, under_watchdog
@@ -48,7 +49,7 @@ from harness.run.swarm.services import SWARM_GAPS, off_data_constraint, particip
 from harness.run.swarm.settle import remove_network
 from harness.run.swarm.spares import SPARES, Spare
 from harness.run.tail import log_tail
-from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput, health_probe
+from harness.run.watch import SERVER_READY_TIMEOUT_S, LogPump, ServerOutput
 
 #: task states after which a task never runs again
 ENDED = frozenset({"complete", "failed", "shutdown", "rejected", "orphaned", "remove"})
@@ -267,12 +268,12 @@ class SwarmBackend:
         self.server_log = run_dir.server_log
         self.server_service = _create_service(api, svc)
         self.services.append(self.server_service)
-        # placement, then the health probe inside the server's container, while the participant is prepared
+        # placement, then the server's "listening" line, while the participant is prepared
         self.ready = threading.Thread(target=self._probe_server, daemon=True)
         self.ready.start()
 
     def _probe_server(self) -> None:
-        """Wait for the server's task, start its log pump, run the health probe in its container; what went wrong
+        """Wait for the server's task, start its log pump, wait for its output to say it listens; what went wrong
         is kept for `wait_server_ready`."""
         api = self.api
         try:
@@ -286,11 +287,9 @@ class SwarmBackend:
                 gone = threading.Thread(target=SPARES.placeholder_done, args=(api, self.spare), daemon=True)
                 gone.start()
             self.server_pump = LogPump(lambda: api.logs(cid, stdout=True, stderr=True, stream=True, follow=True),
-                                       self.server_log, SERVER_LOG_MAX_BYTES)
+                                       self.server_log, SERVER_LOG_MAX_BYTES, watch_for=LISTENING_LINE)
             self.server_pump.start()
-            probe = api.exec_create(cid, ["python3", "-c", health_probe(SERVER_PORT)])
-            api.exec_start(probe["Id"])
-            self.healthy = api.exec_inspect(probe["Id"]).get("ExitCode") == 0
+            self.healthy = self.server_pump.wait_for_line(SERVER_READY_TIMEOUT_S)
             if gone is not None:
                 gone.join(30)
             if self.healthy and self.gate_file is not None:  # healthy and alone on the network: the participant may go
