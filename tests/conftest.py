@@ -239,6 +239,29 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     return built_once(tmp_path_factory, "leaderboard", lambda folder: build_results(folder / "task"))
 
 
+@pytest.fixture(scope="session")
+def whisper_cascade_in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | list[str]]:
+    """agent_templates/whisper_cascade run once per session in-process (`harness run`) on two dev utterances with the
+    agent options of agent_templates/simulstream_http's processor (its submission command's): {"config", "run",
+    "options"}. What the Whisper tests compare their other paths with (over HTTP, behind SimulStream's server)."""
+    import yaml
+
+    from tests.simulstream_images import speech_task
+    from tests.templates_util import TEMPLATES, joint_run
+
+    if not (TEMPLATES.parent / "data" / "speech" / "dev.list").is_file():
+        pytest.skip("data/speech not prepared (python3 -m harness.data.prepare)")
+
+    def build(folder: Path) -> dict[str, Path | list[str]]:
+        options = [str(o) for o in yaml.safe_load(
+            (TEMPLATES / "simulstream_http" / "processor.yaml").read_text(encoding="utf-8"))["agent_args"]]
+        config = speech_task(folder / "task", n=2)
+        joint_run(config, "speech-en-es", TEMPLATES / "whisper_cascade" / "agent.py", folder / "run", *options)
+        return {"config": config, "run": folder / "run", "options": options}
+
+    return built_once(tmp_path_factory, "whisper-cascade", build)
+
+
 #: encoder layers of the tests' COMET checkpoints: the tests compare COMET's arithmetic with comet-score's, which
 #: two layers check as six do, at a third of the time (comet-score runs in half precision, slow on a CPU)
 COMET_ENCODER_LAYERS = 2

@@ -159,19 +159,20 @@ def test_simulstream_server_equals_native_interface_and_its_own_client(tmp_path:
 
 @pytest.mark.slow
 @pytest.mark.apertium
-def test_the_simulstream_template_serves_the_whisper_cascade_as_the_native_interface_does(tmp_path: Path) -> None:
+def test_the_simulstream_template_serves_the_whisper_cascade_as_the_native_interface_does(
+        whisper_cascade_in_process, tmp_path: Path) -> None:
     """agent_templates/simulstream_http: its processor config serves its agent.py (the whisper_cascade template's
-    agent) on two dev utterances with the same outputs and non-CA scores as whisper_cascade natively."""
+    agent) on two dev utterances with the same outputs and non-CA scores as whisper_cascade natively (the session's
+    in-process run of it, `whisper_cascade_in_process`, with the processor's agent options)."""
     template = ROOT / "agent_templates" / "simulstream_http"
     whisper = ROOT / "agent_templates" / "whisper_cascade" / "agent.py"
     assert (template / "agent.py").read_bytes() == whisper.read_bytes()  # a copy, kept equal
     proc = yaml.safe_load((template / "processor.yaml").read_text(encoding="utf-8"))
-    cfg = speech_task(tmp_path, n=2)
-    driven, native = tmp_path / "driven", tmp_path / "native"
+    assert [str(o) for o in proc["agent_args"]] == whisper_cascade_in_process["options"]
+    driven = tmp_path / "driven"
     with simulstream_server(tmp_path, template / "agent.py", proc["agent_args"], proc["speech_chunk_size"]) as port:
-        driven_run(cfg, driven, port)
-    joint_run(cfg, "speech-en-es", whisper, native, *proc["agent_args"])
-    assert_same_runs(driven, native, 2)
+        driven_run(whisper_cascade_in_process["config"], driven, port)
+    assert_same_runs(driven, whisper_cascade_in_process["run"], 2)
 
 
 def test_the_processor_answers_revisions_as_deleted_tokens() -> None:
