@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from harness.layout import RunDir
+from harness.protocol import LISTENING_LINE
 from harness.runlog import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,15 +65,19 @@ def joint_run(config: Path, track: str, agent: Path, out: Path, *extra: str, tim
                            str(agent), "--output", str(out), *extra), check=True, capture_output=True, timeout=timeout)
 
 
+def listening_url(line: str) -> str:
+    """The URL in `harness server`'s first line ("harness server: listening on URL (...)")."""
+    assert line.startswith(LISTENING_LINE), line
+    return line[len(LISTENING_LINE):].split()[0]
+
+
 def http_run(config: Path, track: str, agent: Path, out: Path, *extra: str, timeout: float = 600) -> None:
     """`harness server` and `harness client --transport http` as two processes over loopback HTTP."""
     server = subprocess.Popen(harness("server", "--config", str(config), "--track", track, "--dataset", "dev",
                                       "--port", "0", "--output", str(out), "--exit-when-done"),
                               stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].split()[0]
+        url = listening_url(server.stderr.readline())
         subprocess.run(harness("client", "--server", url, "--transport", "http", "--agent", str(agent), *extra),
                        check=True, capture_output=True, timeout=timeout)
         server.wait(60)

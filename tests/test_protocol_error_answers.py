@@ -9,6 +9,7 @@ import sys
 import requests
 
 from tests.evaluate_data.support import CONFIG
+from tests.templates_util import listening_url
 
 
 def test_the_client_side_loads_no_web_framework() -> None:
@@ -22,9 +23,7 @@ def test_refusals_keep_their_status_and_log_one_line_each(tmp_path) -> None:
     server = subprocess.Popen([sys.executable, "-m", "harness", "server", "--config", str(CONFIG), "--dataset", "dev",
                                "--port", "0", "--output", str(tmp_path / "run")], stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].split()[0]
+        url = listening_url(server.stderr.readline())
         unknown = requests.post(url + "/v1/instances/x/step", json={"write": "a"}, timeout=30)
         wrong_type = requests.post(url + "/v1/instances/0/step", data="{}", timeout=30,
                                    headers={"Content-Type": "text/plain"})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.templates_util import listening_url
 from tests.text_task import make_text_task
 
 SLOW_AGENT = '''
@@ -100,9 +101,7 @@ def test_killed_client_resumes_against_the_running_server(task, reference_run: P
     server = subprocess.Popen(_harness("server", "--config", str(cfg), "--dataset", "dev", "--port", "0",
                                        "--output", str(out), "--exit-when-done"), stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].split()[0]
+        url = listening_url(server.stderr.readline())
         client_args = ["client", "--server", url, "--agent", str(agent), "--num-workers", "2"]
         client = subprocess.Popen(_harness(*client_args), stderr=subprocess.DEVNULL)
         _wait_lines(out / "instances.log", 5, client)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.protocol import LISTENING_LINE
 from harness.run.watch import LogPump
+from tests.templates_util import listening_url
 
 CONFIG = Path(__file__).resolve().parent / "evaluate_data" / "config.yaml"
 
@@ -77,7 +78,7 @@ def test_the_server_writes_the_line_once_it_answers(tmp_path: Path) -> None:
         pump.start()
         assert pump.wait_for_line(120) is True
         line = next(ln for ln in (tmp_path / "server.log").read_text().splitlines() if ln.startswith(LISTENING_LINE))
-        url = line[len(LISTENING_LINE):].split()[0].replace("0.0.0.0", "127.0.0.1")
+        url = listening_url(line).replace("0.0.0.0", "127.0.0.1")
         with urllib.request.urlopen(f"{url}/health", timeout=30) as answer:  # listening means answering
             assert json.loads(answer.read())["status"] == "ok"
     finally:

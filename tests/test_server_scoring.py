@@ -14,6 +14,7 @@ import requests
 
 from harness.scoring import score_path
 from tests.evaluate_data.support import CONFIG, PROBE
+from tests.templates_util import listening_url
 
 
 def _serve_and_translate(out: Path, *extra: str) -> tuple[str, dict]:
@@ -22,9 +23,7 @@ def _serve_and_translate(out: Path, *extra: str) -> tuple[str, dict]:
     server = subprocess.Popen([sys.executable, "-m", "harness", "server", "--config", str(CONFIG), "--dataset", "dev",
                                "--port", "0", "--output", str(out), *extra], stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].split()[0]
+        url = listening_url(server.stderr.readline())
         subprocess.run([sys.executable, str(PROBE), "copy"], check=True, capture_output=True, timeout=120,
                        env={**os.environ, "HARNESS_SERVER_URL": url})
         done = server.stderr.readline()  # written once every instance is logged (and scored, unless --no-score)
