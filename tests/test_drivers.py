@@ -20,10 +20,13 @@ import pytest
 from harness import layout
 from harness.drivers import drive
 from harness.server.evaluation import open_evaluation
+from tests.templates_util import demo_text_dev
 from tests.text_task import make_text_task
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ["the first sentence here", "a second one", "and a third"]
+#: the demo's dev sentences that SimulEval's agent service translates, driven by the harness and natively
+DRIVEN_SENTENCES = 12
 
 
 def _free_port() -> int:
@@ -221,7 +224,7 @@ def simuleval_service() -> Iterator[int]:
 def test_simuleval_service_scores_equal_the_native_adapter(simuleval_service: int, tmp_path: Path) -> None:
     from harness.cli import main
 
-    cfg = ROOT / "configs" / "demo.yaml"
+    cfg = demo_text_dev(tmp_path / "task", DRIVEN_SENTENCES)
     out = tmp_path / "driven"
     code = main(["server", "--config", str(cfg), "--track", "text-en-es", "--dataset", "dev", "--port", "0",
                  "--output", str(out), "--drive", "simuleval-agent-server", "--participant",
@@ -237,4 +240,4 @@ def test_simuleval_service_scores_equal_the_native_adapter(simuleval_service: in
     for key in ("BLEU", "chrF", "TER", "AL", "LAAL", "AP", "DAL", "ATD", "YAAL"):
         assert a[key]["score"] == b[key]["score"], key
     driven = [json.loads(x) for x in (out / "instances.log").read_text().splitlines()]
-    assert all(r["status"] == "ok" for r in driven) and len(driven) == 40
+    assert all(r["status"] == "ok" for r in driven) and len(driven) == DRIVEN_SENTENCES
