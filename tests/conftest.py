@@ -264,7 +264,7 @@ def whisper_cascade_in_process(tmp_path_factory: pytest.TempPathFactory) -> dict
 
 #: encoder layers of the tests' COMET checkpoints: the tests compare COMET's arithmetic with comet-score's, which
 #: one layer checks as six do (the layer mix still weighs the embeddings and a layer; XCOMET's word head reads it),
-#: at less of the time (comet-score runs in half precision, slow on a CPU: the COMET module 80 -> 63 core-s here)
+#: in less time (comet-score runs in half precision, slow on a CPU: the COMET module 80 -> 63 core-s here)
 COMET_ENCODER_LAYERS = 1
 
 
