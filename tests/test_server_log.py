@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+import requests
 
 from harness.client.connection import InProcessConnection
 from harness.errors import HarnessError
 from harness.protocol import StepRequest
+from harness.run.joint import loopback_server
 from harness.runlog import LogWriter, scan
 from harness.server.evaluation import open_evaluation
 from tests.text_task import make_text_task
@@ -67,3 +69,38 @@ def test_existing_log_needs_resume_or_overwrite(tmp_path: Path) -> None:
     w = LogWriter(tmp_path, overwrite=True)
     w.close()
     assert (tmp_path / "instances.log").read_text() == ""
+
+
+def _lines(path: Path) -> list[dict]:
+    """What another process opening the log reads now (no sync asked)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_record_is_in_the_file_when_write_returns(tmp_path: Path) -> None:
+    w = LogWriter(tmp_path)
+    try:
+        for i in range(50):
+            w.write({"index": i, "prediction": f"p{i}"})
+            assert [r["index"] for r in _lines(w.path)] == list(range(i + 1))  # before any fsync was waited for
+        w.sync()
+    finally:
+        w.close()
+    assert [r["prediction"] for r in _lines(w.path)] == [f"p{i}" for i in range(50)]
+
+
+def test_the_server_answers_an_instances_end_only_once_its_record_is_readable(tmp_path: Path) -> None:
+    """The 2020 client's last `PUT /hypo </s>` of each sentence: when its answer arrives, instances.log already
+    holds that sentence (the orchestrator reads the log as soon as the client exits)."""
+    ev = open_evaluation(make_text_task(tmp_path), "dev", tmp_path / "out")
+    try:
+        with loopback_server(ev) as url:
+            n = requests.get(f"{url}/", timeout=5).json()["num_sentences"]
+            for sent_id in range(n):
+                while (word := requests.get(f"{url}/src", params={"sent_id": sent_id}, timeout=5).json()["segment"]) \
+                        != "</s>":
+                    requests.put(f"{url}/hypo", params={"sent_id": sent_id}, data=word.encode(), timeout=5)
+                end = requests.put(f"{url}/hypo", params={"sent_id": sent_id}, data=b"</s>", timeout=5)
+                assert end.ok
+                assert [r["index"] for r in _lines(ev.writer.path)] == list(range(sent_id + 1))
+    finally:
+        ev.close()
