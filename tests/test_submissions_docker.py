@@ -3,6 +3,7 @@ build failures, and `docker load` of image.tar with the digest recorded."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -58,6 +59,36 @@ def test_build_from_base_image(tmp_path: Path, tags: list[str]) -> None:
     assert out[0] == str(images.PARTICIPANT_UID) and "print('agent')" in proc.stdout
     assert [w for w in out if w in ("lo", "eth0")] == ["lo"], "RUN steps must have no network"
     assert "secret" not in proc.stdout
+
+
+def test_the_same_sources_give_the_same_image_whatever_the_build_cache_holds(tmp_path: Path,
+                                                                          tags: list[str]) -> None:
+    """When two builds ran the same step, the engine holds two layers for it and its cache takes the newer one, so a
+    plain rebuild of the first submission makes another image (and `--resume` would evaluate it again). The harness
+    reuses the image built from the same sources instead; a fresh copy of the folder counts as the same sources, a
+    changed file does not."""
+    step = f"RUN head -c 32 /dev/urandom > /app/nonce  # {uuid.uuid4().hex}"
+    (tmp_path / "clone1").mkdir()
+    folder = make(tmp_path / "clone1", "same-sources", f"FROM {images.DEFAULT_TAG}\n{step}\nCOPY agent.py /app/\n",
+                  {"agent.py": "print('agent')\n"})
+    tag = "harness-test/same-sources:1"
+    tags.extend([tag, "harness-test/same-step:1"])
+    first = build_submission_image(load_submission(folder), tmp_path / "first.log", tag=tag)
+    assert "Successfully built" in (tmp_path / "first.log").read_text()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Dockerfile").write_text(f"FROM {images.DEFAULT_TAG}\n{step}\n")
+    subprocess.run(["docker", "build", "--no-cache", "-q", "-t", "harness-test/same-step:1", str(other)],
+                   check=True, capture_output=True, timeout=300)
+    clone = tmp_path / "clone2" / "same-sources"
+    shutil.copytree(folder, clone)  # new files, new times: an organizer's second checkout
+    again = build_submission_image(load_submission(clone), tmp_path / "again.log", tag=tag)
+    assert again.id == first.id and again.digest == first.digest
+    assert "reused, not rebuilt" in (tmp_path / "again.log").read_text()
+    assert images.inspect_image(tag)["Id"] == first.id
+    (clone / "agent.py").write_text("print('agent 2')\n")
+    changed = build_submission_image(load_submission(clone), tmp_path / "changed.log", tag=tag)
+    assert changed.id != first.id and "Successfully built" in (tmp_path / "changed.log").read_text()
 
 
 def test_build_failure_is_a_build_error_with_log(tmp_path: Path, tags: list[str]) -> None:

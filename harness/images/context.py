@@ -9,6 +9,7 @@ applies to `image.tar`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -106,3 +107,24 @@ def write_context(scan: ContextScan, stream: IO[bytes]) -> None:
         create_archive(str(scan.root), files=list(scan.paths), fileobj=tmp)
         stream.write(_plain_top_entry())
         shutil.copyfileobj(tmp, stream, 1 << 20)
+
+
+def context_digest(scan: ContextScan) -> str:
+    """SHA-256 of what the context holds: each path in tar order with its kind, permission bits and content (a
+    link: its target). Times and owners are left out, as docker's build cache leaves them out: a fresh clone of the
+    same folder has the same digest."""
+    h = hashlib.sha256()
+    for rel in scan.paths:
+        full = scan.root / rel
+        st = full.lstat()
+        kind = "l" if stat.S_ISLNK(st.st_mode) else "d" if stat.S_ISDIR(st.st_mode) else "f"
+        h.update(f"{kind} {stat.S_IMODE(st.st_mode):o} {rel}\0".encode())
+        if kind == "l":
+            h.update(os.readlink(full).encode() + b"\0")
+        elif kind == "f":
+            file_hash = hashlib.sha256()
+            with open(full, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    file_hash.update(block)
+            h.update(file_hash.digest())
+    return h.hexdigest()

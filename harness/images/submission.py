@@ -9,6 +9,7 @@ moved to the harness's engine (`harness.images.move`).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -24,12 +25,21 @@ from harness import __version__
 from harness.errors import HarnessError, SubmissionError
 from harness.images import base as images
 from harness.images.base import ImageInfo
-from harness.images.context import human_size, max_context_bytes, scan_context, write_context
+from harness.images.context import (
+    ContextScan,
+    context_digest,
+    human_size,
+    max_context_bytes,
+    scan_context,
+    write_context,
+)
 from harness.images.move import move_image
 from harness.intake.submission import Submission
 
 DEFAULT_BUILD_TIMEOUT_S = 3600.0
 LABEL_SUBMISSION = "org.harness.submission"
+#: the digest of everything a build starts from (`build_input`): an image with the same one is reused, not rebuilt
+LABEL_BUILD_INPUT = "org.harness.build-input"
 
 
 class BuildError(HarnessError):
@@ -82,13 +92,14 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
     if engine is not None:
         with build_log.open("a", encoding="utf-8") as f:
             f.write(f"# built on engine {engine}, then moved to the harness's engine\n")
+    reused = False
     if sub.build.dockerfile is not None:
-        _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s, engine)
+        reused = _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s, engine)
     else:
         assert sub.build.image_tar is not None
         _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s, engine)
     moved = None
-    if engine is not None:
+    if engine is not None and not reused:
         try:
             moved = move_image(tag, engine, tag=tag, log=build_log, timeout_s=timeout_s)
         except images.ImageError as exc:
@@ -105,14 +116,24 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
 
 
 def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: int | None, network: str,
-           timeout_s: float, engine: str | None) -> None:
+           timeout_s: float, engine: str | None) -> bool:
+    """Build the image (on `engine`) and tag it; True when an image of the same build input on the harness's engine
+    was tagged instead (see `build_input`)."""
     rel_dockerfile = dockerfile.relative_to(sub.path).as_posix()
     scan = scan_context(sub.path, max_bytes, always=(rel_dockerfile,))
     if uses_base_image(dockerfile):
         with log.open("a", encoding="utf-8") as f:
             f.write(f"# base image: {images.ensure_base_image(engine=engine)}\n")
-    cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, "--label", f"{LABEL_SUBMISSION}={sub.id}",
-           "--network", network, "-"]
+    key = build_input(sub, scan, rel_dockerfile, network, engine)
+    earlier = _built_from(key) if key else None
+    if earlier is not None:
+        images.docker(["tag", earlier, tag])
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"# build input {key}: the same context, Dockerfile, FROM images and network as image {earlier}, "
+                    f"which is reused, not rebuilt\n")
+        return True
+    labels = ["--label", f"{LABEL_SUBMISSION}={sub.id}", *(["--label", f"{LABEL_BUILD_INPUT}={key}"] if key else [])]
+    cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, *labels, "--network", network, "-"]
     with log.open("a", encoding="utf-8") as f:
         f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
     rc = _pipe_into(cmd, lambda stdin: write_context(scan, stdin), log, timeout_s,
@@ -123,6 +144,36 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
         if missing:
             raise BuildError(f"{dockerfile}: {missing} (see {log})")
         raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
+    return False
+
+
+def build_input(sub: Submission, scan: ContextScan, rel_dockerfile: str, network: str,
+                engine: str | None = None) -> str | None:
+    """The digest of everything a build starts from: the submission's id (its image's label), the context's content,
+    which file is the Dockerfile, the image ids of its FROM images on `engine`, the harness version and the build's
+    network. None when a FROM image is not on the engine yet (or is named by a build argument): then it is built.
+
+    Docker's build cache cannot stand in for this: when two builds ran the same step at once, a later build may pick
+    either's layer and make an image with another digest from the same sources, and the runs of the first one would
+    then be evaluated again under `--resume`."""
+    ids = []
+    for ref in from_images(scan.root / rel_dockerfile):
+        if ref.lower() == "scratch":
+            ids.append(ref)
+            continue
+        if "$" in ref or not images.image_exists(ref, engine):
+            return None
+        ids.append(images.inspect_image(ref, engine)["Id"])
+    payload = json.dumps({"submission": sub.id, "context": context_digest(scan), "dockerfile": rel_dockerfile,
+                          "from": ids, "network": network, "harness": __version__}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _built_from(key: str) -> str | None:
+    """The id of the newest image on the harness's engine built from build input `key`, if any."""
+    proc = images.docker(["images", "-q", "--no-trunc", "--filter", f"label={LABEL_BUILD_INPUT}={key}"], check=False)
+    ids = proc.stdout.decode().split() if proc.returncode == 0 else []
+    return ids[0] if ids else None
 
 
 #: What docker says when no registry can be reached, and when a registry has no such image.
