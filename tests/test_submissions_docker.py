@@ -91,6 +91,28 @@ def test_the_same_sources_give_the_same_image_whatever_the_build_cache_holds(tmp
     assert changed.id != first.id and "Successfully built" in (tmp_path / "changed.log").read_text()
 
 
+def test_two_builds_of_one_tag_at_once_each_get_their_own_image(tmp_path: Path, tags: list[str]) -> None:
+    """Two folders of one submission id built at the same time (dev and test evaluated by two harnesses): each
+    build is named by the id it made, not by the tag the other may have moved meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tag = "harness-test/one-tag:1"
+    tags.append(tag)
+    for round_ in range(3):
+        folders = {}
+        for mark in ("a", "b"):
+            root = tmp_path / f"{round_}{mark}"
+            root.mkdir()
+            folders[mark] = make(root, "one-tag", f"FROM scratch\nLABEL mark={mark}{round_}\nCOPY hello.txt /\n",
+                                 {"hello.txt": f"{mark}{round_}"})
+        with ThreadPoolExecutor(2) as pool:
+            futures = {mark: pool.submit(build_submission_image, load_submission(folder),
+                                         tmp_path / f"{round_}{mark}.log", tag=tag) for mark, folder in folders.items()}
+            built = {mark: future.result() for mark, future in futures.items()}
+        assert {mark: images.image_labels(info.id)["mark"] for mark, info in built.items()} == \
+            {"a": f"a{round_}", "b": f"b{round_}"}
+
+
 def test_build_failure_is_a_build_error_with_log(tmp_path: Path, tags: list[str]) -> None:
     command = f"not-a-command-{uuid.uuid4().hex[:12]}"  # names this build's intermediate container alone
     folder = make(tmp_path, "broken", f"FROM scratch\nCOPY hello.txt /\nRUN {command}\n", {"hello.txt": "hi"})

@@ -15,6 +15,7 @@ import json
 import re
 import subprocess
 import tarfile
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -92,19 +93,22 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
     if engine is not None:
         with build_log.open("a", encoding="utf-8") as f:
             f.write(f"# built on engine {engine}, then moved to the harness's engine\n")
+    # the image is named by its id from here on: another build of the same tag at the same time cannot swap it
     reused = False
     if sub.build.dockerfile is not None:
-        reused = _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s, engine)
+        image_id, reused = _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s,
+                                  engine)
     else:
         assert sub.build.image_tar is not None
-        _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s, engine)
+        image_id = _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s, engine)
     moved = None
     if engine is not None and not reused:
         try:
-            moved = move_image(tag, engine, tag=tag, log=build_log, timeout_s=timeout_s)
+            moved = move_image(image_id, engine, tag=tag, log=build_log, timeout_s=timeout_s)
         except images.ImageError as exc:
             raise BuildError(f"{exc} (see {build_log})") from None
-    info = images.image_info(tag, tag=tag, build_s=round(time.monotonic() - started, 3))
+        image_id = moved.id
+    info = images.image_info(image_id, tag=tag, build_s=round(time.monotonic() - started, 3))
     if moved is not None:
         info = replace(info, build_engine=engine, copied=moved.copied)
     with build_log.open("a", encoding="utf-8") as f:
@@ -116,9 +120,9 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
 
 
 def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: int | None, network: str,
-           timeout_s: float, engine: str | None) -> bool:
-    """Build the image (on `engine`) and tag it; True when an image of the same build input on the harness's engine
-    was tagged instead (see `build_input`)."""
+           timeout_s: float, engine: str | None) -> tuple[str, bool]:
+    """Build the image (on `engine`) and tag it: (its id, False); (the id, True) when an image of the same build input
+    on the harness's engine was tagged instead (see `build_input`)."""
     rel_dockerfile = dockerfile.relative_to(sub.path).as_posix()
     scan = scan_context(sub.path, max_bytes, always=(rel_dockerfile,))
     if uses_base_image(dockerfile):
@@ -131,20 +135,25 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
         with log.open("a", encoding="utf-8") as f:
             f.write(f"# build input {key}: the same context, Dockerfile, FROM images and network as image {earlier}, "
                     f"which is reused, not rebuilt\n")
-        return True
+        return earlier, True
     labels = ["--label", f"{LABEL_SUBMISSION}={sub.id}", *(["--label", f"{LABEL_BUILD_INPUT}={key}"] if key else [])]
     cmd = ["docker", "build", "--force-rm", "-f", rel_dockerfile, "-t", tag, *labels, "--network", network, "-"]
     with log.open("a", encoding="utf-8") as f:
         f.write(f"# context: {len(scan.paths)} entries, {scan.size} bytes\n$ {' '.join(cmd)}\n")
-    rc = _pipe_into(cmd, lambda stdin: write_context(scan, stdin), log, timeout_s,
-                    f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})", engine)
+    with tempfile.TemporaryDirectory(prefix="harness-build-") as tmp:
+        iidfile = Path(tmp) / "image-id"  # the id of the image this build made, whatever the tag names meanwhile
+        rc = _pipe_into([*cmd[:-1], "--iidfile", str(iidfile), "-"], lambda stdin: write_context(scan, stdin), log,
+                        timeout_s, f"{dockerfile}: build took longer than {timeout_s:.0f} s (see {log})", engine)
+        image_id = iidfile.read_text(encoding="utf-8").strip() if rc == 0 and iidfile.is_file() else ""
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
         missing = missing_base_image(dockerfile, tail, engine)
         if missing:
             raise BuildError(f"{dockerfile}: {missing} (see {log})")
         raise BuildError(f"{dockerfile}: docker build failed: {images.last_line(tail)} (see {log})")
-    return False
+    if not image_id:
+        raise BuildError(f"{dockerfile}: docker build reported no image id (see {log})")
+    return image_id, False
 
 
 def build_input(sub: Submission, scan: ContextScan, rel_dockerfile: str, network: str,
@@ -261,9 +270,9 @@ def read_image_tar(path: Path) -> list[dict[str, str]]:
         raise SubmissionError(f"{path}: cannot read image archive: {exc}") from None
 
 
-def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float, engine: str | None) -> None:
+def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s: float, engine: str | None) -> str:
     """`docker load` the archive with its tags stripped (so it cannot overwrite harness-base or any other tag),
-    then tag the loaded image ourselves."""
+    then tag the loaded image ourselves; its id."""
     max_bytes = max_context_bytes() if max_bytes is None else max_bytes
     size = tar_path.stat().st_size
     if size > max_bytes:
@@ -285,6 +294,7 @@ def _load(tar_path: Path, log: Path, tag: str, max_bytes: int | None, timeout_s:
     if not loaded:
         raise BuildError(f"{tar_path}: docker load reported no image")
     images.docker(["tag", loaded[-1], tag], engine=engine)
+    return loaded[-1]
 
 
 #: Members of a `docker save` archive that name tags; dropped (index.json / oci-layout: OCI tags for new engines).
