@@ -13,6 +13,7 @@ import pytest
 
 from harness.images.base import DEFAULT_TAG
 from tests.evaluate_data.support import leftovers, run_owned
+from tests.templates_util import demo_text_dev
 from tests.text_task import make_text_task
 
 pytestmark = [pytest.mark.docker]
@@ -73,6 +74,10 @@ def test_echo_services_good_hostile_and_broken(tmp_path: Path) -> None:
     assert leftovers(f"harness.pid={pid}") == []
 
 
+#: the demo's first dev sentences that SimulEval's agent service is driven on, in its image and natively
+DRIVEN_SENTENCES = 12
+
+
 @pytest.mark.apertium
 def test_simuleval_service_image_scores_equal_the_native_client(tmp_path: Path) -> None:
     from agent_templates.fill_wheels import fill
@@ -81,16 +86,18 @@ def test_simuleval_service_image_scores_equal_the_native_client(tmp_path: Path) 
     sub = tmp_path / "subs" / "service"
     shutil.copytree(template, sub, ignore=shutil.ignore_patterns("wheels"))
     assert fill(sub) == 0
-    runs, _ = _evaluate(tmp_path / "subs", ROOT / "configs" / "demo.yaml", tmp_path / "results")
+    config = demo_text_dev(tmp_path / "task", DRIVEN_SENTENCES)
+    runs, _ = _evaluate(tmp_path / "subs", config, tmp_path / "results")
     assert runs["service"]["status"] == "ok", runs["service"].get("reason")
     driven = json.loads((tmp_path / "results" / "service" / "dev" / "scores.json").read_text())
     from harness.cli import main
 
     native = tmp_path / "native"
-    assert main(["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--track", "text-en-es", "--dataset",
+    assert main(["run", "--config", str(config), "--track", "text-en-es", "--dataset",
                  "dev", "--agent", str(ROOT / "agent_templates" / "simuleval_waitk" / "agent.py"), "--output",
                  str(native), "--waitk", "3"]) == 0
     ref = json.loads((native / "scores.json").read_text())
+    assert driven["counts"]["instances"] == ref["counts"]["instances"] == DRIVEN_SENTENCES
     for key in ("BLEU", "chrF", "TER", "AL", "LAAL", "AP", "DAL", "ATD", "YAAL"):
         assert driven[key]["score"] == ref[key]["score"], key
     manifest = json.loads((tmp_path / "results" / "service" / "manifest.json").read_text())
