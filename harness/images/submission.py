@@ -130,8 +130,8 @@ def _build(sub: Submission, dockerfile: Path, log: Path, tag: str, max_bytes: in
             f.write(f"# base image: {images.ensure_base_image(engine=engine)}\n")
     key = build_input(sub, scan, rel_dockerfile, network, engine)
     earlier = _built_from(key) if key else None
-    if earlier is not None:
-        images.docker(["tag", earlier, tag])
+    # removed since it was listed (another harness's clean-up): then it is built, as if it had never been
+    if earlier is not None and images.docker(["tag", earlier, tag], check=False).returncode == 0:
         with log.open("a", encoding="utf-8") as f:
             f.write(f"# build input {key}: the same context, Dockerfile, FROM images and network as image {earlier}, "
                     f"which is reused, not rebuilt\n")
