@@ -7,9 +7,11 @@ token. A quota overrun and a fetch timeout are one line each."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +202,68 @@ def test_fetch_cache_prune_removes_an_unfinished_fetch_and_keeps_a_finished_one(
     finally:
         _prune(*made)
     assert not cache.record_path(made[0]).exists()
+
+
+#: A second harness process asking for a fetch: the cached path of `ensure_fetched`, its result as JSON.
+SECOND_HARNESS = """
+import json, sys
+from pathlib import Path
+from harness.config import load_config
+from harness.run.docker_backend import docker_api
+from harness.run.fetch.step import FetchRequest, ensure_fetched
+config, image, helper, logs, *command = sys.argv[1:]
+req = FetchRequest(image_id=image, image_digest=image, command=tuple(command), image_user=None,
+                   config=load_config(Path(config)), helper_image=helper, log=Path(logs) / "fetch.log",
+                   proxy_log=Path(logs) / "proxy.log")
+got = ensure_fetched(docker_api(), req)
+print(json.dumps({"cached": got.cached, "bytes": got.bytes}))
+"""
+
+
+def _waits_on(lock: Path, pid: int) -> bool:
+    """Whether process `pid` is blocked on the flock of `lock` (/proc/locks lists a waiter after `->`)."""
+    inode = str(lock.stat().st_ino)
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields:
+            waiter = fields[fields.index("->") + 1:]
+            if len(waiter) >= 5 and waiter[3] == str(pid) and waiter[4].rsplit(":", 1)[-1] == inode:
+                return True
+    return False
+
+
+def test_a_second_harness_waits_for_a_fetch_in_progress_and_finds_its_volume(tmp_path: Path) -> None:
+    """Two harness processes on one host fetching for the same image and command: the second waits on the first's
+    lock file (beside the cache's records) and then finds its volume, instead of fetching into it at the same time."""
+    from harness.images.base import ensure_base_image
+    from harness.run.docker_backend import docker_api
+    from harness.run.fetch import cache
+
+    api, tag = docker_api(), ensure_base_image()
+    image_id = api.inspect_image(tag)["Id"]
+    command = ["true", str(tmp_path)]  # a key of this test alone
+    key = cache.cache_key(image_id, command)
+    volume = cache.volume_name(key)
+    lock = cache.lock_folder() / f"{volume}.lock"
+    (tmp_path / "task").mkdir()
+    config = make_text_task(tmp_path / "task")
+    try:
+        with lock.open("a") as first:
+            fcntl.flock(first, fcntl.LOCK_EX)  # the first harness, fetching
+            second = subprocess.Popen([sys.executable, "-c", SECOND_HARNESS, str(config), image_id, tag, str(tmp_path),
+                                       *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                deadline = time.monotonic() + 120
+                while not _waits_on(lock, second.pid):
+                    assert second.poll() is None, f"went ahead without waiting: {second.communicate()}"
+                    assert time.monotonic() < deadline, "the second harness never reached the lock"
+                    time.sleep(0.05)
+                api.create_volume(volume, labels=cache.volume_labels(key, image_id, image_id, command))
+                cache.write_record(volume, {"key": key, "bytes": 7, "fetch_s": 0.25})
+            finally:
+                fcntl.flock(first, fcntl.LOCK_UN)
+            out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, err
+        assert json.loads(out) == {"cached": True, "bytes": 7}
+    finally:
+        _prune(volume)

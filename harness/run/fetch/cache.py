@@ -53,8 +53,15 @@ def read_record(volume: str, key: str) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) and rec.get("key") == key else None
 
 
+def lock_folder() -> Path:
+    """Where the fetches' lock files are (created if needed): beside the records."""
+    folder = cache_dir() / "fetch"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def write_record(volume: str, record: dict[str, Any]) -> None:
-    (cache_dir() / "fetch").mkdir(exist_ok=True)
+    lock_folder()
     write_json(record_path(volume), {**record, "volume": volume, "finished_at": round(time.time(), 3)})
 
 

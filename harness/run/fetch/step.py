@@ -14,9 +14,12 @@ named in the failure's reason. A fetch that does not end well leaves no volume b
 
 from __future__ import annotations
 
+import fcntl
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,9 +77,22 @@ class FetchResult:
                 "secrets": list(req.config.secrets), "refused": self.refused}
 
 
-def _lock(key: str) -> threading.Lock:
+def _thread_lock(key: str) -> threading.Lock:
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(key, threading.Lock())
+
+
+@contextmanager
+def _locked(key: str) -> Iterator[None]:
+    """One fetch of `key` at a time: among this harness's threads (a lock) and among the harness processes of this
+    host (a lock file beside the cache's records), so that a second one waits and then finds the first one's volume."""
+    folder = cache.lock_folder()
+    with _thread_lock(key), open(folder / f"{cache.volume_name(key)}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def ensure_fetched(api: Any, req: FetchRequest) -> FetchResult:
@@ -85,7 +101,7 @@ def ensure_fetched(api: Any, req: FetchRequest) -> FetchResult:
     harness cannot run it."""
     key = cache.cache_key(req.image_digest, req.command)
     volume = cache.volume_name(key)
-    with _lock(key):
+    with _locked(key):
         if req.refetch:
             cache.forget(api, volume)
         rec = cache.read_record(volume, key)
