@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.scoring.options import ScoringOptions
+    from harness.server.evaluation import Evaluation
 
 HELP = "run the evaluation server for one dataset of a task config"
 
@@ -48,11 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     evaluation = open_evaluation(args.config, args.dataset, args.output, args.track, args.resume, args.overwrite,
                                  context_root=args.context_root)
-    track = evaluation.track
-    from harness.scoring.options import track_scoring_options
-
-    options = track_scoring_options(track)
-    evaluation.scorer = partial(_score_path, options=options)  # GET /result scores the log file
+    evaluation.scorer = partial(_scores, evaluation)  # GET /result scores the log file
     evaluation.gate_file = args.gate_file
 
     def score_file() -> None:
@@ -63,10 +59,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{logged} (scored by the caller)", file=sys.stderr, flush=True)
             return
         try:
-            from harness.scoring import write_scores
+            from harness.run.joint import score_evaluation
 
             evaluation.writer.sync()
-            path = write_scores(evaluation.writer.path, options=options)
+            path = score_evaluation(evaluation)
             print(f"{logged}; scores in {path}", file=sys.stderr, flush=True)
         except Exception as exc:  # the run log is the result; a scoring failure is reported, never fatal
             print(f"harness server: scoring failed: {exc}", file=sys.stderr, flush=True)
@@ -93,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
     return serve(evaluation, args.host, args.port, exit_when_done=args.exit_when_done, companion=companion)
 
 
-def _score_path(path: Path, options: ScoringOptions) -> dict[str, Any]:
-    """`harness.scoring.score_path`, imported when first asked (GET /result): a server whose caller scores never
-    loads the metrics."""
-    from harness.scoring import score_path
+def _scores(evaluation: Evaluation, _path: Path) -> dict[str, Any]:
+    """The scores of the evaluation's log, per domain too (`harness.run.joint.evaluation_scores`), imported when
+    first asked (GET /result): a server whose caller scores never loads the metrics."""
+    from harness.run.joint import evaluation_scores
 
-    return score_path(path, options=options)
+    return evaluation_scores(evaluation)[0]

@@ -115,25 +115,34 @@ def joint_run(config: str | Path, dataset: str, output: str | Path, agent: Agent
         _record_compute(evaluation, records, compute.process_started_at() if started_at is None else started_at)
     finally:
         evaluation.close()
-    return summary, _score(evaluation)
+    return summary, score_evaluation(evaluation)
 
 
-def _score(evaluation: Evaluation) -> Path:
-    """Score the run's log into scores.json and instance_scores.jsonl (what `harness view` and the leaderboard's
-    instance pages show per instance), as `harness score` does; the path of scores.json."""
-    from harness.scoring import score_log, write_instance_scores, write_scores
+def evaluation_scores(evaluation: Evaluation) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The scores of the evaluation's log as `harness score` gives them (its track's options), per domain too when
+    its dataset has domains (harness.scoring.domains), and the per-instance rows."""
+    from harness.scoring import score_log
     from harness.scoring.options import track_scoring_options
 
     options = track_scoring_options(evaluation.track)
     scores, rows = score_log(evaluation.writer.path, options)
     ds = evaluation.track.datasets.get(evaluation.dataset_name)
-    if ds is not None and ds.domains is not None:  # per-domain scores (harness.scoring.domains)
+    if ds is not None and ds.domains is not None:
         from harness.data.domains import domain_map
         from harness.scoring.domains import add_domain_scores
 
         domains = domain_map(evaluation.track, ds)
         if domains is not None:
             scores = add_domain_scores(scores, evaluation.writer.path, domains, options)
+    return scores, rows
+
+
+def score_evaluation(evaluation: Evaluation) -> Path:
+    """Score the evaluation's log (`evaluation_scores`) into scores.json and instance_scores.jsonl (what `harness
+    view` and the leaderboard's instance pages show per instance); the path of scores.json."""
+    from harness.scoring import write_instance_scores, write_scores
+
+    scores, rows = evaluation_scores(evaluation)
     target = write_scores(evaluation.writer.path, scores)
     write_instance_scores(target.parent, rows)
     return target
