@@ -16,7 +16,6 @@ one is a cache hit.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import platform
@@ -34,6 +33,7 @@ from pathlib import Path
 from harness import __version__
 from harness.cache import cache_dir
 from harness.config import LOCAL_ENGINE
+from harness.digest import sha256_file
 from harness.errors import HarnessError
 from harness.images import wheelhouse
 
@@ -291,12 +291,9 @@ def _file_sha256(path: Path) -> str:
             return saved
     except (OSError, ValueError):
         pass
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    memo.write_text(f"{stamp}\n{h.hexdigest()}\n", encoding="utf-8")
-    return h.hexdigest()
+    digest = sha256_file(path)
+    memo.write_text(f"{stamp}\n{digest}\n", encoding="utf-8")
+    return digest
 
 
 # ------------------------------------------------------------------------------------------------- base image

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from harness.digest import sha256_file
 from harness.errors import SubmissionError
 
 #: Largest build context (bytes after .dockerignore) and largest image.tar accepted; `$HARNESS_MAX_CONTEXT_BYTES`.
@@ -122,9 +123,5 @@ def context_digest(scan: ContextScan) -> str:
         if kind == "l":
             h.update(os.readlink(full).encode() + b"\0")
         elif kind == "f":
-            file_hash = hashlib.sha256()
-            with open(full, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    file_hash.update(block)
-            h.update(file_hash.digest())
+            h.update(sha256_file(full).encode())
     return h.hexdigest()

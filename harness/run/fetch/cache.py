@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import cache_dir, cache_root
+from harness.cache import cache_root
 from harness.jsonio import read_json_or_none, write_json
 
 LABEL = "harness.fetch"
@@ -55,8 +55,8 @@ def read_record(volume: str, key: str) -> dict[str, Any] | None:
 
 def lock_folder() -> Path:
     """Where the fetches' lock files are (created if needed): beside the records."""
-    folder = cache_dir() / "fetch"
-    folder.mkdir(exist_ok=True)
+    folder = _records()
+    folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
