@@ -7,8 +7,8 @@ the `scores.resegmented.tsv` that the 2025 organizers' tool (FBK `stream_laal.py
 
 For each `scores.resegmented.tsv`: its first line names the tool version (`StreamLAAL v2.0.` -> profile
 `iwslt2025`, `StreamLAAL v1.0.0.` -> `iwslt2025-v1`), its last line holds BLEU, StreamLAAL and StreamLAAL_CA; the
-nearest `eval.sh` above it gives the reference, segmentation, sacrebleu tokenizer and latency unit the organizers
-passed. A run whose data the checkout lacks (MCIF's references are not in the repository) is listed as not
+nearest `eval_args.json` (the organizers' shared subset) or `eval.sh` (a full checkout) above it gives the reference,
+segmentation, sacrebleu tokenizer and latency unit the organizers passed. A run whose data the checkout lacks (MCIF's references are not in the repository) is listed as not
 comparable. Prints one row per run and a summary; exits 1 on any value that differs by more than the tolerance.
 
 Needs the original mwerSegmenter binary (`pip install 'harness[mwerbinary]'` or HARNESS_MWERSEGMENTER). The
@@ -34,6 +34,9 @@ from harness.interop import STREAM_LAAL_COLUMNS as COLUMNS  # noqa: E402
 from harness.interop import read_stream_laal_tsv  # noqa: E402
 from harness.profiles import STREAM_LAAL_VERSIONS as PROFILE_OF_VERSION  # noqa: E402
 
+#: the options of the official tool that name files (relative to the checkout in `eval_args.json`)
+PATH_ARGUMENTS = ("reference", "audio-yaml")
+
 
 @dataclass
 class Run:
@@ -47,14 +50,32 @@ class Run:
 
 
 def _eval_args(tsv: Path, root: Path) -> dict[str, str]:
+    """The arguments the organizers passed to their tool for the run of `tsv`: from the nearest `eval_args.json`
+    above it (the shared subset: the arguments as JSON, paths relative to `root`) or `eval.sh` (a full checkout of
+    the public repository: its command line, `${REPO_ROOT_PATH}` standing for `root`)."""
     for folder in tsv.parents:
+        given = folder / "eval_args.json"
+        if given.is_file():
+            return _json_args(given, root)
         script = folder / "eval.sh"
         if script.is_file():
             text = script.read_text(encoding="utf-8").replace("${REPO_ROOT_PATH}", str(root))
             return dict(re.findall(r"--(reference|audio-yaml|sacrebleu-tokenizer|latency-unit)\s+(\S+)", text))
         if folder == root:
             break
-    raise SystemExit(f"{tsv}: no eval.sh above it")
+    raise SystemExit(f"{tsv}: no eval_args.json or eval.sh above it")
+
+
+def _json_args(path: Path, root: Path) -> dict[str, str]:
+    """`eval_args.json`'s "arguments" (file paths made absolute under `root`); one line naming the file if bad."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{path}: not readable JSON ({exc})") from None
+    given = data.get("arguments") if isinstance(data, dict) else None
+    if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+        raise SystemExit(f'{path}: needs an object whose "arguments" map each option to a string')
+    return {key: str(root / value) if key in PATH_ARGUMENTS else value for key, value in given.items()}
 
 
 def _published(tsv: Path) -> tuple[str, dict[str, float] | None]:
