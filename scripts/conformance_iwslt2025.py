@@ -8,8 +8,8 @@ the `scores.resegmented.tsv` that the 2025 organizers' tool (FBK `stream_laal.py
 For each `scores.resegmented.tsv`: its first line names the tool version (`StreamLAAL v2.0.` -> profile
 `iwslt2025`, `StreamLAAL v1.0.0.` -> `iwslt2025-v1`), its last line holds BLEU, StreamLAAL and StreamLAAL_CA; the
 nearest `eval_args.json` (the organizers' shared subset) or `eval.sh` (a full checkout) above it gives the reference,
-segmentation, sacrebleu tokenizer and latency unit the organizers passed. A run whose data the checkout lacks (MCIF's references are not in the repository) is listed as not
-comparable. Prints one row per run and a summary; exits 1 on any value that differs by more than the tolerance.
+segmentation, sacrebleu tokenizer and latency unit the organizers passed. A run whose data the checkout lacks (MCIF's
+references are not in the repository) is listed as not comparable. Prints one row per run and a summary; exits 1 on any value that differs by more than the tolerance.
 
 Needs the original mwerSegmenter binary (`pip install 'harness[mwerbinary]'` or HARNESS_MWERSEGMENTER). The
 checkout is public data that this repository does not ship.
@@ -21,12 +21,26 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+CLONE = Path(__file__).resolve().parent.parent
+
+
+def _in_the_clones_environment() -> None:
+    """Go on under the clone's virtual environment (scripts/setup.sh makes it) when another Python started this
+    script: from a clean shell, `python3` is the system's, which lacks the harness's dependencies."""
+    venv = Path(os.environ.get("HARNESS_VENV") or CLONE / ".venv")
+    python = venv / "bin" / "python3"
+    if python.is_file() and Path(sys.prefix).resolve() != venv.resolve():
+        os.execv(python, [str(python), *sys.argv])
+
+
+_in_the_clones_environment()
+sys.path.insert(0, str(CLONE))
 
 from harness.cli import main as harness_main  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402

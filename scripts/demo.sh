@@ -4,9 +4,8 @@
 # and render the static leaderboard.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# This machine (and CI) reaches no container registry: build the base image from Debian packages directly.
-export HARNESS_AIR_GAPPED="${HARNESS_AIR_GAPPED:-1}"
 bash scripts/setup.sh
+source scripts/env.sh
 harness evaluate \
   baselines-waitk3=agent_templates/waitk_apertium \
   baselines-local-agreement=agent_templates/local_agreement \

@@ -7,8 +7,8 @@
 # Re-running it resumes: finished runs are kept, new submissions are added.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export HARNESS_AIR_GAPPED="${HARNESS_AIR_GAPPED:-1}"  # no registry here: the base image comes from Debian packages
 if [ "${1:-}" = "--no-setup" ]; then shift; else bash scripts/setup.sh; fi
+source scripts/env.sh
 subs="${1:-examples/iwslt2026/submissions}"
 results="${2:-results-iwslt2026}"
 site="${3:-site-iwslt2026}"

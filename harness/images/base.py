@@ -20,8 +20,10 @@ import json
 import os
 import platform
 import re
+import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -176,19 +178,49 @@ def host_architecture() -> str:
 
 # ------------------------------------------------------------------------------------------ air-gapped rootfs
 
-def registry_answers(ref: str = REGISTRY_BASE, timeout: float = 60.0, engine: str | None = None) -> bool:
-    """True if `ref` is on the engine already or a registry lets us pull it; `$HARNESS_AIR_GAPPED=1` says no."""
-    forced = os.environ.get("HARNESS_AIR_GAPPED", "").strip().lower()
-    if forced in ("1", "true", "yes"):
+#: how long the engine may take to hear from the registry before the base image is built from Debian packages
+REGISTRY_ANSWER_S = 10.0
+
+
+def registry_answers(ref: str = REGISTRY_BASE, answer_s: float = REGISTRY_ANSWER_S, pull_s: float = 900.0,
+                     engine: str | None = None) -> bool:
+    """True if `ref` is on the engine already or a registry lets us pull it; `$HARNESS_AIR_GAPPED=1` says no, `0`
+    says yes without asking. A registry that has not answered within `answer_s` counts as none."""
+    forced = air_gapped_setting()
+    if forced is True:
         return False
     if image_exists(ref, engine):
         return True
-    if forced in ("0", "false", "no"):
+    if forced is False:
         return True
+    return _pull_if_answered(ref, answer_s, pull_s, engine)
+
+
+def air_gapped_setting() -> bool | None:
+    """`$HARNESS_AIR_GAPPED` as a decision: True (`1`), False (`0`), or None (unset: ask the registry)."""
+    value = os.environ.get("HARNESS_AIR_GAPPED", "").strip().lower()
+    return True if value in ("1", "true", "yes") else False if value in ("0", "false", "no") else None
+
+
+def _pull_if_answered(ref: str, answer_s: float, pull_s: float, engine: str | None) -> bool:
+    """Pull `ref`, but give up unless the engine prints its first line (the registry answered, or refused) within
+    `answer_s`: a host whose registry traffic is dropped would otherwise wait for the engine's own time-outs."""
     try:
-        return docker(["pull", "-q", ref], check=False, timeout=timeout, engine=engine).returncode == 0
-    except ImageError:
+        proc = subprocess.Popen(["docker", "pull", ref], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=docker_env(engine))
+    except FileNotFoundError:
         return False
+    assert proc.stdout is not None
+    with proc:
+        if not select.select([proc.stdout], [], [], answer_s)[0]:
+            proc.kill()
+            return False
+        try:
+            proc.communicate(timeout=pull_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return False
+    return proc.returncode == 0
 
 
 def debian_mirror() -> str:
@@ -325,6 +357,7 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
             return tag
         if air_gapped is None:
             air_gapped = not registry_answers(engine=engine)
+            _say_which_base(air_gapped)
         started = time.monotonic()
         _append(log, f"# {time.strftime('%Y-%m-%d %H:%M:%S')}: building {tag} (harness {__version__}, "
                      f"{'air-gapped' if air_gapped else 'registry'})\n")
@@ -336,6 +369,19 @@ def ensure_base_image(air_gapped: bool | None = None, rebuild: bool = False, tag
             docker(["rmi", previous], check=False, engine=engine)
         wheelhouse.prune()
     return tag
+
+
+def _say_which_base(air_gapped: bool) -> None:
+    """One line on standard error: where the base image is built from, and why."""
+    forced = air_gapped_setting()
+    if forced is not None:
+        why = f"HARNESS_AIR_GAPPED={os.environ['HARNESS_AIR_GAPPED'].strip()}"
+    elif air_gapped:
+        why = f"no registry answered for {REGISTRY_BASE} within {REGISTRY_ANSWER_S:.0f} s; HARNESS_AIR_GAPPED=0 forces it"
+    else:
+        why = "a registry answered; HARNESS_AIR_GAPPED=1 builds from Debian packages instead"
+    source = "Debian packages (debootstrap)" if air_gapped else REGISTRY_BASE
+    print(f"harness: building the base image from {source} ({why})", file=sys.stderr)
 
 
 def _build_base(tag: str, base: str, wh: wheelhouse.Wheelhouse, digest: str, mode: str, log: Path,
