@@ -222,8 +222,8 @@ def _scripts_section(folder: Path) -> Iterator[str]:
 #: what each `HARNESS_*` variable the code reads does (the names are found in the code: a new one needs a line here)
 ENVIRONMENT = {
     "HARNESS_AIR_GAPPED": "`1`: build the base image from Debian packages (debootstrap), never from a registry; `0`: "
-                          "always the registry; unset: the engine tries the registry, and one that has not answered within 10 s means "
-                          "Debian packages (the build says which, in one line)",
+                          "always the registry; unset: the engine tries the registry, and one that has not answered "
+                          "within 10 s means Debian packages (the build says which, in one line)",
     "HARNESS_BASE_TAG": "the base image's tag (default `harness-base:latest`), e.g. to keep parallel checkouts from "
                         "sharing one image",
     "HARNESS_MWERSEGMENTER": "the original mwerSegmenter binary the 2025 profiles run (default: the one the "

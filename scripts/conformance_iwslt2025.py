@@ -9,7 +9,8 @@ For each `scores.resegmented.tsv`: its first line names the tool version (`Strea
 `iwslt2025`, `StreamLAAL v1.0.0.` -> `iwslt2025-v1`), its last line holds BLEU, StreamLAAL and StreamLAAL_CA; the
 nearest `eval_args.json` (the organizers' shared subset) or `eval.sh` (a full checkout) above it gives the reference,
 segmentation, sacrebleu tokenizer and latency unit the organizers passed. A run whose data the checkout lacks (MCIF's
-references are not in the repository) is listed as not comparable. Prints one row per run and a summary; exits 1 on any value that differs by more than the tolerance.
+references are not in the repository) is listed as not comparable. Prints one row per run and a summary; exits 1 on
+any value that differs by more than the tolerance.
 
 Needs the original mwerSegmenter binary (`pip install 'harness[mwerbinary]'` or HARNESS_MWERSEGMENTER). The
 checkout is public data that this repository does not ship.

@@ -377,7 +377,8 @@ def _say_which_base(air_gapped: bool) -> None:
     if forced is not None:
         why = f"HARNESS_AIR_GAPPED={os.environ['HARNESS_AIR_GAPPED'].strip()}"
     elif air_gapped:
-        why = f"no registry answered for {REGISTRY_BASE} within {REGISTRY_ANSWER_S:.0f} s; HARNESS_AIR_GAPPED=0 forces it"
+        why = (f"no registry answered for {REGISTRY_BASE} within {REGISTRY_ANSWER_S:.0f} s; "
+               "HARNESS_AIR_GAPPED=0 forces it")
     else:
         why = "a registry answered; HARNESS_AIR_GAPPED=1 builds from Debian packages instead"
     source = "Debian packages (debootstrap)" if air_gapped else REGISTRY_BASE
