@@ -668,8 +668,8 @@ def _collected(r: _Reader, read: Any, default: Any) -> Any:
 @dataclass(frozen=True)
 class DataFile:
     """One file a run of a dataset reads: a field of the config (`key`: `source`, `references.orig`,
-    `segmentation`, `transcripts`, `source_text`, `context`), or a file one of those lists names (`kind` `audio`:
-    a recording of a speech list; `document`: a context document). `label` names it in messages."""
+    `segmentation`, `transcripts`, `source_text`, `context`, `domains.file`), or a file one of those lists names
+    (`kind` `audio`: a recording of a speech list; `document`: a context document). `label` names it in messages."""
 
     label: str
     path: Path
@@ -690,8 +690,8 @@ def _listed(list_file: Path) -> list[Path]:
 def data_files(ds: Dataset, speech: bool) -> list[DataFile]:
     """Every file a run of `ds` reads, in one place (the resume key, the run's identity, the server's read-only
     mounts and the checks of missing files all take it from here): the config's fields (source, reference sets,
-    segmentation, transcripts, source_text, context list), the documents the context list names and, for a speech
-    track, every recording its list names."""
+    segmentation, transcripts, source_text, context list, domain file), the documents the context list names and,
+    for a speech track, every recording its list names."""
     out = [DataFile("source", ds.source, key="source")]
     out += [DataFile(f"reference {k}", v, key=f"references.{k}") for k, v in ds.references.items()]
     for key, label in (("segmentation", "segmentation"), ("transcripts", "transcripts"),
@@ -699,6 +699,8 @@ def data_files(ds: Dataset, speech: bool) -> list[DataFile]:
         path = getattr(ds, key)
         if path is not None:
             out.append(DataFile(label, path, key=key))
+    if ds.domains is not None and ds.domains.file is not None:
+        out.append(DataFile("domain file", ds.domains.file, key="domains.file"))
     if ds.context is not None:
         out += [DataFile(f"context document {doc.name}", doc, "document") for doc in _listed(ds.context)]
     if speech:

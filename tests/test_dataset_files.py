@@ -1,7 +1,8 @@
 """The files of a dataset have one owner (`harness.config.data_files`): the resume key, the run's identity and the
 server's mounts all read it, so a change to any file a run reads (segmentation, transcripts, source text, context
-list and documents, the audio list and its recordings, the references) makes `harness evaluate --resume` run it
-again (issue 32, item 1). Through the real command, on a long-form log submission: nothing is built, no Docker."""
+list and documents, domain file, the audio list and its recordings, the references) makes `harness evaluate
+--resume` run it again (issue 32, item 1). Through the real command, on a long-form log submission: nothing is
+built, no Docker."""
 
 from __future__ import annotations
 
@@ -44,11 +45,13 @@ def _task(root: Path) -> Path:
     (data / "dev.text.en").write_text("".join(en + "\n" for en, _ in SENTENCES), encoding="utf-8")
     (data / "paper.txt").write_text("A paper about the talk.\n", encoding="utf-8")
     (data / "dev.context").write_text("paper.txt\n", encoding="utf-8")
+    (data / "dev.domains").write_text("talk.wav\ttalks\n", encoding="utf-8")
     cfg = root / "task.yaml"
     cfg.write_text("task: t\ntracks:\n  - {name: lf, modality: speech, segmentation: longform, source_lang: en, "
                    "target_lang: es, quality: [BLEU], latency: [LongYAAL], primary: {latency: LongYAAL}, datasets: "
                    "{dev: {source: data/dev.list, segmentation: data/dev.yaml, references: {orig: data/dev.es}, "
-                   "transcripts: data/dev.src.en, source_text: data/dev.text.en, context: data/dev.context}}}\n",
+                   "transcripts: data/dev.src.en, source_text: data/dev.text.en, context: data/dev.context, "
+                   "domains: {file: data/dev.domains}}}}\n",
                    encoding="utf-8")
     sub = root / "subs" / "logsys"
     sub.mkdir(parents=True)
@@ -90,9 +93,11 @@ def test_every_file_of_a_dataset_is_one_list(tmp_path: Path) -> None:
     assert files == {"source": data / "dev.list", "reference orig": data / "dev.es", "segmentation": data / "dev.yaml",
                      "transcripts": data / "dev.src.en", "source text": data / "dev.text.en",
                      "context list": data / "dev.context", "context document paper.txt": data / "paper.txt",
+                     "domain file": data / "dev.domains",
                      f"recording {data / 'audio' / 'talk.wav'}": data / "audio" / "talk.wav"}
     mounted = data_paths(load_config(cfg))
     assert data / "audio" in mounted and data / "dev.text.en" in mounted and data / "paper.txt" in mounted
+    assert data / "dev.domains" in mounted
 
 
 @pytest.mark.slow
@@ -111,6 +116,7 @@ def test_resume_runs_again_when_any_file_of_the_dataset_changes(tmp_path: Path) 
         "source_text": lambda: (data / "dev.text.en").write_text("uno\ndos\ntres\n", encoding="utf-8"),
         "context list": lambda: (data / "dev.context").write_text(f"{data / 'paper.txt'}\n", encoding="utf-8"),
         "context document": lambda: (data / "paper.txt").write_text("Another paper.\n", encoding="utf-8"),
+        "domain file": lambda: (data / "dev.domains").write_text("talk.wav\tlectures\n", encoding="utf-8"),
         "audio": lambda: _wav(data / "audio" / "talk.wav", 12.0, 330.0),
         "source list": lambda: (data / "dev.list").write_text("audio/talk.wav\n", encoding="utf-8"),
         "references": lambda: (data / "dev.es").write_text(
