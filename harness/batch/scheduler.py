@@ -20,8 +20,8 @@ from harness.batch.options import EvaluateOptions, backend_name, build_engine_of
 from harness.batch.outdir import check_results_folder, merge_runs
 from harness.batch.progress import TICK_S, Progress
 from harness.batch.results import finish_results, previous_runs, write_summary
-from harness.config import load_config, require_dataset_files
-from harness.data.domains import require_domains
+from harness.config import load_config
+from harness.data.dataset_check import require_dataset
 from harness.errors import HarnessError
 from harness.fields import name_hint
 from harness.intake.discover import SubmissionRef, discover
@@ -191,9 +191,8 @@ def load_options(submissions: list[str | Path], config_path: Path, output: Path,
             known = [name for t in config.tracks for name in t.datasets]
             raise HarnessError(f"{config_path}: no track has a dataset {ds!r}{name_hint(ds, known)}")
         for track in config.tracks:
-            if ds in track.datasets:
-                require_dataset_files(config, track, ds)
-                require_domains(config, track, ds)
+            if ds in track.datasets:  # an organizer's data error stops the batch, never charged to a run
+                require_dataset(config, track, ds)
     from harness.metrics.track_tools import track_tool_problems
 
     for track in config.tracks:  # a tool scoring needs that cannot run here: one line before anything runs

@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.batch import validate
     from harness.batch.outdir import check_results_folder
     from harness.batch.progress import Progress
-    from harness.config import load_config, require_dataset_files
-    from harness.data.domains import require_domains
+    from harness.config import load_config
+    from harness.data.dataset_check import require_dataset
     from harness.errors import HarnessError
 
     config = load_config(args.config, check_files=False)  # only the files of the dataset validated on matter
@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.submission / "submission.yaml").is_file() and not args.submission.is_dir():
         raise HarnessError(f"{args.submission}: submission folder not found")
     for track in _tracks_run(config, args.submission, args.dataset):
-        require_dataset_files(config, track, args.dataset)
-        require_domains(config, track, args.dataset)
+        require_dataset(config, track, args.dataset)
     if args.output is not None:
         check_results_folder(args.output, resume=False, overwrite=args.overwrite, can_resume=False)
     output = (args.output or validate.default_output()).resolve()

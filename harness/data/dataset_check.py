@@ -6,19 +6,21 @@ source, every audio file of a speech list (there, readable, with a length and a 
 that is no list of audio files, and for long-form datasets the segmentation against the list (every `wav` a
 listed recording, every recording with sentences, sentences inside their audio and not overlapping) and against
 the references and transcripts. Each problem is `(field, message)`; the caller names the config and the dataset.
+`require_dataset` is what a command that runs a dataset (`harness evaluate`, `harness validate`) checks before any
+run: the same problems, the first one raised, so that an organizer's data error is never charged to a submission.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.config import Dataset, Track
+from harness.config import Dataset, TaskConfig, Track, require_dataset_files
 from harness.data.longform import OVERLAP_SLACK_MS, match_recording, read_segmentation
 from harness.data.media import container_duration_ms
 from harness.data.text import read_lines
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 
-__all__ = ["dataset_problems"]
+__all__ = ["dataset_problems", "require_dataset"]
 
 Problem = tuple[str, str]
 #: at most this many lines about one list's entries (then one line counting the rest)
@@ -49,6 +51,20 @@ def dataset_problems(track: Track, ds: Dataset) -> list[Problem]:
     if ds.source_text is not None and _present(ds.source_text):
         _count(ds.source_text, "source_text", count, f"the source {ds.source} has {count} instances", out)
     return out
+
+
+def require_dataset(config: TaskConfig, track: Track, name: str) -> None:
+    """A ConfigError, one line naming the config's field and the file, for the first problem of dataset `name` of
+    `track` that `harness check-config` reports: a missing or empty file (`require_dataset_files`), a file a run
+    would stumble on (`dataset_problems`: line counts, audio, segmentation), or its domains (`require_domains`)."""
+    from harness.data.domains import require_domains
+
+    require_dataset_files(config, track, name)
+    problems = dataset_problems(track, track.dataset(name))
+    if problems:
+        field, message = problems[0]
+        raise ConfigError(f"{config.path}: tracks[{config.tracks.index(track)}].datasets.{name}.{field}: {message}")
+    require_domains(config, track, name)
 
 
 def _present(path: Path) -> bool:
