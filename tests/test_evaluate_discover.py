@@ -12,6 +12,8 @@ from harness.config import load_config
 from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
 from harness.intake.submission import load_submission
+from tests.evaluate_data.support import CONFIG
+from tests.harness_cli import NO_DOCKER, run_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,8 +60,36 @@ def test_a_path_of_no_kind_is_an_error(tmp_path):
     with pytest.raises(HarnessError, match="not a submission folder"):
         discover([tmp_path / "nowhere"])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(HarnessError, match="no submission folders inside"):
+    with pytest.raises(HarnessError, match="empty: no submission.yaml in this folder nor in any folder inside it"):
         discover([tmp_path / "empty"])
+
+
+@pytest.mark.parametrize("inside", [(), ("src",), ("alpha", "beta")], ids=["empty", "a-subfolder", "subfolders"])
+def test_evaluate_names_the_missing_submission_yaml(tmp_path: Path, inside: tuple[str, ...]) -> None:
+    """A folder without submission.yaml, given directly or as a folder of submissions none of which has one: one
+    line naming the folder and the missing file (exit 2), and nothing is run (no results folder)."""
+    folder = tmp_path / "mysub"
+    folder.mkdir()
+    (folder / "agent.py").write_text("print('hi')\n", encoding="utf-8")
+    for name in inside:
+        (folder / name).mkdir()
+        (folder / name / "agent.py").write_text("print('hi')\n", encoding="utf-8")
+    out = tmp_path / "results"
+    done = run_harness("evaluate", str(folder), "--config", str(CONFIG), "--output", str(out), "--dataset", "dev",
+                       env=NO_DOCKER)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [f"harness evaluate: error: {folder}: no submission.yaml in this folder nor "
+                                        "in any folder inside it (a submission folder holds submission.yaml)"]
+    assert not out.exists()
+
+
+def test_a_folder_of_submissions_keeps_the_one_without_submission_yaml_as_its_own_failure(tmp_path: Path) -> None:
+    """Among submission folders, one without submission.yaml is that submission's invalid_submission (naming the
+    file), not a reason to stop the others."""
+    make(tmp_path / "subs", "good")
+    (tmp_path / "subs" / "broken").mkdir()
+    refs = discover([tmp_path / "subs"])
+    assert [r.id for r in refs] == ["broken", "good"]
 
 
 def test_demo_evaluates_the_templates_under_stable_ids():

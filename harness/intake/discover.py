@@ -3,7 +3,7 @@
 Each command-line entry is one of:
 - a submission folder (it holds `submission.yaml`): id = the folder's name;
 - `ID=FOLDER`: that submission folder under the id `ID` (ids are what results and the leaderboard show);
-- a folder of submissions: every non-hidden sub-folder, sorted by name;
+- a folder of submissions: every non-hidden sub-folder, sorted by name (at least one holding `submission.yaml`);
 - a text file listing entries of the two first kinds, one a line (`#` comments and blank lines skipped; relative
   paths are relative to the file).
 Ids must be unique across the batch.
@@ -42,9 +42,13 @@ def _one(entry: str, base: Path | None, where: str) -> SubmissionRef:
 
 
 def _folder_of_submissions(folder: Path) -> list[SubmissionRef]:
+    """Every non-hidden sub-folder of `folder`; a HarnessError naming the folder and the missing submission.yaml
+    when none of them holds one (a submission folder without it, or the wrong folder: nothing to evaluate). Among
+    submissions, a folder without it stays: its run reports the missing file as that submission's failure."""
     subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-    if not subs:
-        raise HarnessError(f"{folder}: no submission folders inside")
+    if not any((p / SUBMISSION_FILE).is_file() for p in subs):
+        raise HarnessError(f"{folder}: no {SUBMISSION_FILE} in this folder nor in any folder inside it (a submission "
+                           f"folder holds {SUBMISSION_FILE})")
     return [SubmissionRef(p.name, p) for p in subs]
 
 
