@@ -10,9 +10,11 @@ import hashlib
 import importlib.util
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import ConfigError
 from harness.fields import name_hint, not_one_of, unknown_fields
@@ -65,6 +67,7 @@ _METRIC_PACKAGES = {"COMET": "comet", "XCOMET": "comet", "BLEURT": "bleurt_pytor
 PRECISIONS = ("fp16", "fp32")
 #: each neural metric's reference scorer's precision: comet-score halves the model, bleurt-pytorch does not
 _PRECISION_DEFAULTS = {"BLEURT": "fp32"}
+T = TypeVar("T")
 
 
 def default_precision(metric: str) -> str:
@@ -263,15 +266,21 @@ class TaskConfig:
         raise ConfigError(f"{self.path}: no track {name!r} (has: {', '.join(t.name for t in self.tracks)})")
 
 
+class _LeftOut(Exception):
+    """A part of the config (a track, a dataset) had a field that could not be read: each problem is already noted,
+    and the part is left out of the config read so far (raised only when collecting problems)."""
+
+
 class _Reader:
     """Reads typed fields out of nested YAML mappings, naming `file: path.to.field` in every error.
 
-    With a `problems` list it reads on past a bad track, dataset or missing file and lists each problem there
+    With a `problems` list it reads on past a bad field, track, dataset or missing file and lists each problem there
     (`harness check-config`); without one the first problem is raised."""
 
     def __init__(self, path: Path, problems: list[str] | None = None) -> None:
         self.path = path
         self.problems = problems
+        self.failed = False  # a field of the part being read (`part`) could not be read
 
     def fail(self, where: str, message: str) -> ConfigError:
         return ConfigError(f"{self.path}: {where}: {message}")
@@ -281,6 +290,32 @@ class _Reader:
         if self.problems is None:
             raise exc
         self.problems.append(str(exc))
+
+    def note(self, exc: ConfigError) -> None:
+        """A field that cannot be read: noted, its part marked failed (left out), when collecting; raised otherwise."""
+        self.collect(exc)
+        self.failed = True
+
+    def attempt(self, read: Callable[[], T], default: T) -> T:
+        """`read()` of one field; when collecting, `default` after noting its problem (`note`), so that the fields
+        after it are still read."""
+        try:
+            return read()
+        except ConfigError as exc:
+            self.note(exc)
+            return default
+
+    def part(self, read: Callable[[], T]) -> T:
+        """`read()` of a part (a track, a dataset) whose fields are each read with `attempt`: `_LeftOut` when one
+        of them failed (every problem is noted by then); a failed part leaves its enclosing part whole."""
+        outer, self.failed = self.failed, False
+        try:
+            value = read()
+            if self.failed:
+                raise _LeftOut
+            return value
+        finally:
+            self.failed = outer
 
     def mapping(self, value: Any, where: str, known: tuple[str, ...] | None = None) -> dict[str, Any]:
         """`value` as a mapping; with `known`, an error for a key not in it (with a did-you-mean): the first raised,
@@ -315,11 +350,12 @@ class _Reader:
         return value
 
     def names(self, m: dict[str, Any], key: str, where: str, choices: tuple[str, ...], default: Any) -> tuple[str, ...]:
+        """A list of names out of `choices`: each one that is not noted (`note`), the others kept."""
         values = self.get(m, key, where, list, default)
         for i, v in enumerate(values):
             if v not in choices:
-                raise self.fail(f"{where}.{key}[{i}]", not_one_of(v, choices))
-        return tuple(values)
+                self.note(self.fail(f"{where}.{key}[{i}]", not_one_of(v, choices)))
+        return tuple(v for v in values if v in choices)
 
     def file(self, value: Any, where: str, must_exist: bool) -> Path:
         if not isinstance(value, str) or not value:
@@ -342,30 +378,42 @@ class _Reader:
         return value
 
 
-def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, longform: bool) -> Dataset:
+def _dataset(r: _Reader, name: str, raw: Any, where: str, check_files: bool, longform: bool | None) -> Dataset:
+    """One dataset of a track, each field read past another's problem (`longform` None: the track's segmentation
+    could not be read, so the fields that depend on it are not judged)."""
     m = r.mapping(raw, where, _DATASET_FIELDS)
     extra: dict[str, Path | None] = {}
     for key in ("segmentation", "transcripts"):
-        value = m.get(key)
-        if value is not None and not longform:
-            raise r.fail(f"{where}.{key}", "only long-form tracks (segmentation: longform) have one")
-        extra[key] = r.file(value, f"{where}.{key}", check_files) if value is not None else None
-    if longform and extra["segmentation"] is None:
-        raise r.fail(f"{where}.segmentation", "missing required field (a long-form dataset needs the reference "
-                     "segmentation YAML)")
-    source = r.file(r.get(m, "source", where, str), f"{where}.source", check_files)
+        value, extra[key] = m.get(key), None
+        if value is not None and longform is False:
+            r.note(r.fail(f"{where}.{key}", "only long-form tracks (segmentation: longform) have one"))
+        elif value is not None:
+            extra[key] = r.attempt(partial(r.file, value, f"{where}.{key}", check_files), None)
+    if longform and m.get("segmentation") is None:
+        r.note(r.fail(f"{where}.segmentation", "missing required field (a long-form dataset needs the reference "
+                      "segmentation YAML)"))
+    source = r.attempt(lambda: r.file(r.get(m, "source", where, str), f"{where}.source", check_files), Path())
+    refs: dict[str, Path] = r.attempt(lambda: _references(r, m, where, check_files), {})
+    text = r.attempt(lambda: r.get(m, "source_text", where, str, None), None)
+    source_text = None if text is None else r.attempt(partial(r.file, text, f"{where}.source_text", check_files),
+                                                      None)
+    context = r.attempt(lambda: _context(r, m, where, check_files), None)
+    domains = r.attempt(lambda: _domains(r, m["domains"], f"{where}.domains", check_files), None) \
+        if m.get("domains") is not None else None
+    return Dataset(name=name, source=source, references=refs, source_text=source_text, context=context,
+                   domains=domains, **extra)  # (with a field left unread, `part` leaves it out)
+
+
+def _references(r: _Reader, m: dict[str, Any], where: str, check_files: bool) -> dict[str, Path]:
+    """A dataset's reference sets (`references: FILE` is `{orig: FILE}`), each file checked on its own."""
     refs_raw = r.get(m, "references", where, (dict, str))
     if isinstance(refs_raw, str):
         refs_raw = {"orig": refs_raw}
     if not refs_raw:
         raise r.fail(f"{where}.references", "at least one reference set is required")
-    refs = {str(k): r.file(v, f"{where}.references.{k}", check_files) for k, v in refs_raw.items()}
-    text = r.get(m, "source_text", where, str, None)
-    source_text = r.file(text, f"{where}.source_text", check_files) if text is not None else None
-    context = _context(r, m, where, check_files)
-    domains = _domains(r, m["domains"], f"{where}.domains", check_files) if m.get("domains") is not None else None
-    return Dataset(name=name, source=source, references=refs, source_text=source_text, context=context,
-                   domains=domains, **extra)
+    refs = {str(k): r.attempt(partial(r.file, v, f"{where}.references.{k}", check_files), None)
+            for k, v in refs_raw.items()}
+    return {k: v for k, v in refs.items() if v is not None}
 
 
 def _domains(r: _Reader, raw: Any, where: str, check_files: bool) -> Domains:
@@ -423,95 +471,115 @@ def context_problems(list_file: Path) -> list[str]:
     return out
 
 
-def _segmentation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> tuple[str, str, str]:
-    """(segmentation, resegmentation, longform_end) of a track; the last two only for long-form tracks."""
-    segmentation = r.choice(m, "segmentation", where, SEGMENTATIONS, "shortform")
-    longform = segmentation == "longform"
-    if longform and modality != "speech":
-        raise r.fail(f"{where}.segmentation", "long-form tracks have a speech source (modality: speech)")
-    resegmentation = r.choice(m, "resegmentation", where, RESEGMENTATIONS, "softsegmenter")
-    if "resegmentation" in m and not longform:
-        raise r.fail(f"{where}.resegmentation", "only long-form tracks (segmentation: longform) are resegmented")
-    longform_end = r.choice(m, "longform_end", where, LONGFORM_ENDS, "reference")
-    if "longform_end" in m and not longform:
-        raise r.fail(f"{where}.longform_end", "only long-form tracks (segmentation: longform) have recordings")
+def _segmentation(r: _Reader, m: dict[str, Any], where: str,
+                  modality: str | None) -> tuple[str | None, str, str]:
+    """(segmentation, resegmentation, longform_end) of a track; the last two only for long-form tracks (a
+    segmentation that cannot be read is None: what depends on it is not judged; nor is what depends on a modality
+    that cannot be read, None)."""
+    segmentation = r.attempt(lambda: r.choice(m, "segmentation", where, SEGMENTATIONS, "shortform"), None)
+    longform = None if segmentation is None else segmentation == "longform"
+    if longform and modality not in (None, "speech"):
+        r.note(r.fail(f"{where}.segmentation", "long-form tracks have a speech source (modality: speech)"))
+    resegmentation = r.attempt(lambda: r.choice(m, "resegmentation", where, RESEGMENTATIONS, "softsegmenter"),
+                               "softsegmenter")
+    if "resegmentation" in m and longform is False:
+        r.note(r.fail(f"{where}.resegmentation", "only long-form tracks (segmentation: longform) are resegmented"))
+    longform_end = r.attempt(lambda: r.choice(m, "longform_end", where, LONGFORM_ENDS, "reference"), "reference")
+    if "longform_end" in m and longform is False:
+        r.note(r.fail(f"{where}.longform_end", "only long-form tracks (segmentation: longform) have recordings"))
     return segmentation, resegmentation, longform_end
 
 
 def _regimes(r: _Reader, m: dict[str, Any], where: str) -> list[Regime]:
+    """The track's latency regimes, each field read past another's problem (a regime with one is left out)."""
     regimes: list[Regime] = []
-    for i, reg in enumerate(r.get(m, "regimes", where, list, [])):
-        rw = f"{where}.regimes[{i}]"
-        rm = r.mapping(reg, rw, _REGIME_FIELDS)
-        regime = Regime(r.get(rm, "name", rw, str), r.get(rm, "max_latency", rw, float),
-                        r.get(rm, "min_latency", rw, float, None))
+    listed: list[Any] = r.attempt(lambda: r.get(m, "regimes", where, list, []), [])
+    for i, reg in enumerate(listed):
+        regime = _regime(r, reg, f"{where}.regimes[{i}]")
+        if regime is None:
+            continue
         if regime.min_latency is not None and regime.min_latency >= regime.max_latency:
-            r.collect(r.fail(f"{rw}.min_latency", f"{regime.min_latency:g} is not below max_latency "
-                                                  f"{regime.max_latency:g}"))
+            r.collect(r.fail(f"{where}.regimes[{i}].min_latency", f"{regime.min_latency:g} is not below "
+                                                                  f"max_latency {regime.max_latency:g}"))
             continue
         if any(regime.name == other.name for other in regimes):
-            r.collect(r.fail(f"{rw}.name", f"duplicate regime name {regime.name!r}"))
+            r.collect(r.fail(f"{where}.regimes[{i}].name", f"duplicate regime name {regime.name!r}"))
             continue
         regimes.append(regime)
     return regimes
 
 
-def _datasets(r: _Reader, m: dict[str, Any], where: str, check_files: bool, longform: bool) -> dict[str, Dataset]:
-    ds_raw = r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets")
+def _regime(r: _Reader, raw: Any, where: str) -> Regime | None:
+    """One regime (`{name, max_latency, min_latency}`), or None after noting why it cannot be read."""
+    rm = r.attempt(lambda: r.mapping(raw, where, _REGIME_FIELDS), None)
+    if rm is None:
+        return None
+    name = r.attempt(lambda: r.get(rm, "name", where, str), None)
+    max_latency = r.attempt(lambda: r.get(rm, "max_latency", where, float), None)
+    min_latency = r.attempt(lambda: r.get(rm, "min_latency", where, float, None), None)
+    if name is None or max_latency is None:
+        return None
+    return Regime(name, max_latency, min_latency)
+
+
+def _datasets(r: _Reader, m: dict[str, Any], where: str, check_files: bool,
+              longform: bool | None) -> dict[str, Dataset]:
+    """The track's datasets; one with a problem is left out (each problem noted), the track still read."""
+    ds_raw: dict[str, Any] = r.attempt(lambda: r.mapping(r.get(m, "datasets", where, dict), f"{where}.datasets"),
+                                       {})
     datasets: dict[str, Dataset] = {}
     for k, v in ds_raw.items():
         try:
-            datasets[str(k)] = _dataset(r, str(k), v, f"{where}.datasets.{k}", check_files, longform)
+            datasets[str(k)] = r.part(partial(_dataset, r, str(k), v, f"{where}.datasets.{k}", check_files, longform))
+        except _LeftOut:
+            continue
         except ConfigError as exc:
             r.collect(exc)
     return datasets
 
 
 def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
+    """One track, each field read past another's problem (`r.part` leaves a track with one out)."""
     m = r.mapping(raw, where, _TRACK_FIELDS)
-    name = r.get(m, "name", where, str)
-    modality = r.choice(m, "modality", where, MODALITIES)
+    name = r.attempt(lambda: r.get(m, "name", where, str), "")
+    modality = r.attempt(lambda: r.choice(m, "modality", where, MODALITIES), None)
     segmentation, resegmentation, longform_end = _segmentation(r, m, where, modality)
-    longform = segmentation == "longform"
+    longform = None if segmentation is None else segmentation == "longform"
     profile = _profile(r, m, where, longform)
     if "resegmentation" not in m and PROFILES[profile].quality_resegmentation:
         resegmentation = PROFILES[profile].quality_resegmentation or resegmentation  # the campaign's own default
-    latency_names = LONGFORM_LATENCY_METRICS if longform else ALL_LATENCY_METRICS
-    default_quality = [q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS]
-    quality = r.names(m, "quality", where, SCORED_QUALITY, default_quality)
-    latency = r.names(m, "latency", where, latency_names,
-                      [n for n in latency_names if n in (LATENCY_METRICS + LONGFORM_LATENCY_METRICS)])
-    primary = r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary", _PRIMARY_FIELDS)
-    pq = r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY, quality[0] if quality else "BLEU")
-    pl = r.choice(primary, "latency", f"{where}.primary", latency_names, "LongYAAL" if longform else "LAAL")
-    for kind, chosen, listed in (("quality", pq, quality), ("latency", pl, latency)):
-        if kind in primary and chosen not in listed:  # a primary metric is scored and shown with its list's
-            r.collect(r.fail(f"{where}.primary.{kind}", f"{chosen} is not in the track's {kind} list "
-                                                       f"[{', '.join(listed)}]: add it there or pick one of those"))
+    latency_names = {True: LONGFORM_LATENCY_METRICS, False: ALL_LATENCY_METRICS,
+                     None: ALL_LATENCY_METRICS + LONGFORM_LATENCY_METRICS}[longform]
+    default_quality = tuple(q for q in QUALITY_METRICS if q not in OPTIONAL_METRICS)
+    quality = r.attempt(lambda: r.names(m, "quality", where, SCORED_QUALITY, list(default_quality)), default_quality)
+    default_latency = tuple(n for n in latency_names if n in (LATENCY_METRICS + LONGFORM_LATENCY_METRICS))
+    latency = r.attempt(lambda: r.names(m, "latency", where, latency_names, list(default_latency)), default_latency)
+    pq, pl = _primary(r, m, where, quality, latency, latency_names, longform)
     regimes = _regimes(r, m, where)
     datasets = _datasets(r, m, where, check_files, longform)
     default_seg = 320 if modality == "speech" else 1
-    segment_size = r.get(m, "segment_size", where, int, default_seg)
+    segment_size = r.attempt(lambda: r.get(m, "segment_size", where, int, default_seg), default_seg)
     if segment_size <= 0:
-        raise r.fail(f"{where}.segment_size", "must be positive")
+        r.note(r.fail(f"{where}.segment_size", "must be positive"))
+    target = str(m.get("target_lang") or "").split("-")[0].split("_")[0].lower()
     return Track(
         name=name,
-        modality=modality,
-        source_lang=r.language(m, "source_lang", where),
-        target_lang=r.language(m, "target_lang", where),
-        latency_unit=r.choice(m, "latency_unit", where, LATENCY_UNITS, "word"),
+        modality=modality or "",  # (a track with a field left unread is left out: `r.part`)
+        source_lang=r.attempt(lambda: r.language(m, "source_lang", where), ""),
+        target_lang=r.attempt(lambda: r.language(m, "target_lang", where), ""),
+        latency_unit=r.attempt(lambda: r.choice(m, "latency_unit", where, LATENCY_UNITS, "word"), "word"),
         quality=quality,
         latency=latency,
         primary_quality=pq,
         primary_latency=pl,
         regimes=tuple(regimes),
         datasets=datasets,
-        tokenizer=r.choice(m, "tokenizer", where, TOKENIZERS, PROFILES[profile].tokenizer_for(
-            str(m.get("target_lang") or "").split("-")[0].split("_")[0].lower())),
+        tokenizer=r.attempt(lambda: r.choice(m, "tokenizer", where, TOKENIZERS,
+                                             PROFILES[profile].tokenizer_for(target)), "13a"),
         segment_size=segment_size,
-        computation_aware=r.get(m, "computation_aware", where, bool, True),
-        baseline=r.get(m, "baseline", where, str, None),
-        segmentation=segmentation,
+        computation_aware=r.attempt(lambda: r.get(m, "computation_aware", where, bool, True), True),
+        baseline=r.attempt(lambda: r.get(m, "baseline", where, str, None), None),
+        segmentation=segmentation or "shortform",
         resegmentation=resegmentation,
         longform_end=longform_end,
         profile=profile,
@@ -520,27 +588,45 @@ def _track(r: _Reader, raw: Any, where: str, check_files: bool) -> Track:
     )
 
 
-def _profile(r: _Reader, m: dict[str, Any], where: str, longform: bool) -> str:
+def _primary(r: _Reader, m: dict[str, Any], where: str, quality: tuple[str, ...], latency: tuple[str, ...],
+             latency_names: tuple[str, ...], longform: bool | None) -> tuple[str, str]:
+    """(primary quality, primary latency) of `primary: {quality, latency}`, each a metric of the track's lists."""
+    primary: dict[str, Any] = r.attempt(lambda: r.mapping(r.get(m, "primary", where, dict, {}), f"{where}.primary",
+                                                          _PRIMARY_FIELDS), {})
+    pq = r.attempt(lambda: r.choice(primary, "quality", f"{where}.primary", SCORED_QUALITY,
+                                    quality[0] if quality else "BLEU"), None)
+    pl = r.attempt(lambda: r.choice(primary, "latency", f"{where}.primary", latency_names,
+                                    "LongYAAL" if longform else "LAAL"), None)
+    for kind, chosen, listed in (("quality", pq, quality), ("latency", pl, latency)):
+        if kind in primary and chosen is not None and chosen not in listed:  # scored and shown with its list's
+            r.collect(r.fail(f"{where}.primary.{kind}", f"{chosen} is not in the track's {kind} list "
+                                                       f"[{', '.join(listed)}]: add it there or pick one of those"))
+    return pq or "", pl or ""
+
+
+def _profile(r: _Reader, m: dict[str, Any], where: str, longform: bool | None) -> str:
     """`profile: iwslt2025`: the campaign whose official tool's semantics score this long-form track."""
-    profile = r.choice(m, "profile", where, tuple(PROFILES), DEFAULT_PROFILE)
-    if "profile" in m and not longform:
-        raise r.fail(f"{where}.profile", "only long-form tracks (segmentation: longform) are scored under a profile")
+    profile = r.attempt(lambda: r.choice(m, "profile", where, tuple(PROFILES), DEFAULT_PROFILE), DEFAULT_PROFILE)
+    if "profile" in m and longform is False:
+        r.note(r.fail(f"{where}.profile", "only long-form tracks (segmentation: longform) are scored under a "
+                                          "profile"))
     return profile
 
 
 def _regime_from(r: _Reader, m: dict[str, Any], where: str, datasets: dict[str, Dataset]) -> str | None:
     """`regime_from: dev`: the dataset (of this track) whose primary latency decides every submission's regime."""
-    value = r.get(m, "regime_from", where, str, None)
+    value = r.attempt(lambda: r.get(m, "regime_from", where, str, None), None)
     if value is not None and datasets and value not in datasets:
         r.collect(r.fail(f"{where}.regime_from", f"{not_one_of(value, tuple(datasets))} (the track's datasets)"))
         return None
     return value
 
 
-def _anticipation(r: _Reader, m: dict[str, Any], where: str, modality: str) -> bool:
-    value = r.get(m, "anticipation", where, bool, False)
-    if value and modality != "text":
-        raise r.fail(f"{where}.anticipation", "needs source words: text tracks only")
+def _anticipation(r: _Reader, m: dict[str, Any], where: str, modality: str | None) -> bool:
+    """`anticipation: true`: Average Anticipation, for text tracks (a modality that cannot be read is not judged)."""
+    value = r.attempt(lambda: r.get(m, "anticipation", where, bool, False), False)
+    if value and modality not in (None, "text"):
+        r.note(r.fail(f"{where}.anticipation", "needs source words: text tracks only"))
     return value
 
 
@@ -564,9 +650,20 @@ def _positive(r: _Reader, m: dict[str, Any], key: str, default: float) -> float:
 
 
 def _limits(r: _Reader, raw: Any) -> Limits:
+    """The `limits:` block, each field read past another's problem (the default kept for a wrong one)."""
     m = r.mapping(raw, "limits", tuple(f.name for f in fields(Limits)))
     d = Limits()
-    gpus = r.get(m, "gpus", "limits", (int, list, str), 0)
+
+    def number(key: str, kind: type) -> Any:
+        return r.attempt(lambda: r.get(m, key, "limits", kind, getattr(d, key)), getattr(d, key))
+
+    def size(key: str) -> str:
+        return r.attempt(lambda: _size(r, m, key, getattr(d, key)), getattr(d, key))
+
+    def seconds(key: str) -> float:
+        return r.attempt(lambda: _positive(r, m, key, getattr(d, key)), getattr(d, key))
+
+    gpus = r.attempt(lambda: r.get(m, "gpus", "limits", (int, list, str), 0), 0)
     if isinstance(gpus, int):
         gpus_t: tuple[str, ...] = tuple(str(i) for i in range(gpus))
     elif isinstance(gpus, str):
@@ -574,23 +671,23 @@ def _limits(r: _Reader, raw: Any) -> Limits:
     else:
         gpus_t = tuple(str(g) for g in gpus)
     return Limits(
-        cpus=r.get(m, "cpus", "limits", float, d.cpus),
-        memory=_size(r, m, "memory", d.memory),
-        pids=r.get(m, "pids", "limits", int, d.pids),
-        shm_size=_size(r, m, "shm_size", d.shm_size),
+        cpus=number("cpus", float),
+        memory=size("memory"),
+        pids=number("pids", int),
+        shm_size=size("shm_size"),
         gpus=gpus_t,
-        instance_timeout_s=r.get(m, "instance_timeout_s", "limits", float, d.instance_timeout_s),
-        idle_timeout_s=r.get(m, "idle_timeout_s", "limits", float, d.idle_timeout_s),
-        total_timeout_s=r.get(m, "total_timeout_s", "limits", float, d.total_timeout_s),
-        startup_timeout_s=r.get(m, "startup_timeout_s", "limits", float, d.startup_timeout_s),
-        prepare_timeout_s=_positive(r, m, "prepare_timeout_s", d.prepare_timeout_s),
-        fetch_timeout_s=_positive(r, m, "fetch_timeout_s", d.fetch_timeout_s),
-        fetch_bytes=_size(r, m, "fetch_bytes", d.fetch_bytes),
-        client_log_max_bytes=r.get(m, "client_log_max_bytes", "limits", int, d.client_log_max_bytes),
-        max_body_bytes=r.get(m, "max_body_bytes", "limits", int, d.max_body_bytes),
-        max_hypothesis_chars=r.get(m, "max_hypothesis_chars", "limits", int, d.max_hypothesis_chars),
-        server_memory=_size(r, m, "server_memory", d.server_memory),
-        server_pids=r.get(m, "server_pids", "limits", int, d.server_pids),
+        instance_timeout_s=number("instance_timeout_s", float),
+        idle_timeout_s=number("idle_timeout_s", float),
+        total_timeout_s=number("total_timeout_s", float),
+        startup_timeout_s=number("startup_timeout_s", float),
+        prepare_timeout_s=seconds("prepare_timeout_s"),
+        fetch_timeout_s=seconds("fetch_timeout_s"),
+        fetch_bytes=size("fetch_bytes"),
+        client_log_max_bytes=number("client_log_max_bytes", int),
+        max_body_bytes=number("max_body_bytes", int),
+        max_hypothesis_chars=number("max_hypothesis_chars", int),
+        server_memory=size("server_memory"),
+        server_pids=number("server_pids", int),
     )
 
 
@@ -611,7 +708,9 @@ def load_config(path: str | Path, check_files: bool = True, problems: list[str] 
     indices: list[int] = []  # each track's index in the file (a track left out while collecting shifts them)
     for i, t in enumerate(tracks_raw):
         try:
-            track = _track(r, t, f"tracks[{i}]", check_files)
+            track = r.part(partial(_track, r, t, f"tracks[{i}]", check_files))
+        except _LeftOut:  # each of its problems is noted
+            continue
         except ConfigError as exc:
             r.collect(exc)
             continue

@@ -179,6 +179,7 @@ def test_check_config_lists_every_domain_file_problem(tmp_path: Path) -> None:
                 prefix + "line 3: 8 already has a domain (news)",
                 prefix + "line 4: line 30 is outside the source's 20 lines",
                 prefix + "line 5: 'bad/name' is not a domain name (letters, digits, '.', '_', '-')",
+                prefix + "8 recording(s) of the dataset have no domain (first: 13)",  # no line names 13-20
                 prefix + "no recording has the optional domain 'yodas' (domains: news)"]
     assert lines == expected, out.stdout + out.stderr
 

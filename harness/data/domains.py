@@ -73,37 +73,45 @@ def _targets(name: str, recordings: list[Path] | int) -> list[int] | str:
 
 
 def _read(track: Track, ds: Dataset, domains: Domains, problems: list[str]) -> dict[int, str]:
-    """{instance index: domain} from the domain file, every problem noted in `problems`."""
+    """{instance index: domain} from the domain file, every problem noted in `problems` (one line each, with its
+    line number); the recordings no line names are one more line, whatever else is wrong."""
     path = domains.file
     assert path is not None
     recordings = _recordings(track, ds)
     out: dict[int, str] = {}
+    named: set[int] = set()  # the recordings some line names, a wrong line's too (its own problem is reported)
     for n, line in enumerate(read_lines(path), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = line.split()
-        if len(fields) != 2:
-            problems.append(f"{path}: line {n}: expected a recording and its domain, got {len(fields)} field(s)")
-            continue
-        name, domain = fields
-        if not DOMAIN_NAME.fullmatch(domain):
-            problems.append(f"{path}: line {n}: {domain!r} is not a domain name (letters, digits, '.', '_', '-')")
-            continue
-        targets = _targets(name, recordings)
-        if isinstance(targets, str):
-            problems.append(f"{path}: line {n}: {targets}")
+        targets = _targets(fields[0], recordings)
+        if not isinstance(targets, str):
+            named.update(targets)
+        problem = _line_problem(fields, targets)
+        if problem is not None or isinstance(targets, str):
+            problems.append(f"{path}: line {n}: {problem or targets}")
             continue
         for i in targets:
             if i in out:
-                problems.append(f"{path}: line {n}: {name} already has a domain ({out[i]})")
+                problems.append(f"{path}: line {n}: {fields[0]} already has a domain ({out[i]})")
                 break
-            out[i] = domain
+            out[i] = fields[1]
     total = recordings if isinstance(recordings, int) else len(recordings)
-    missing = [i for i in range(total) if i not in out]
-    if missing and not problems:
+    missing = [i for i in range(total) if i not in named]
+    if missing:
         first = missing[0] + 1 if isinstance(recordings, int) else recordings[missing[0]].name
         problems.append(f"{path}: {len(missing)} recording(s) of the dataset have no domain (first: {first})")
     return out
+
+
+def _line_problem(fields: list[str], targets: list[int] | str) -> str | None:
+    """What is wrong with a domain file's line (its fields, and the instances its recording names or why it names
+    none), or None."""
+    if len(fields) != 2:
+        return f"expected a recording and its domain, got {len(fields)} field(s)"
+    if not DOMAIN_NAME.fullmatch(fields[1]):
+        return f"{fields[1]!r} is not a domain name (letters, digits, '.', '_', '-')"
+    return targets if isinstance(targets, str) else None
 
 
 def _checked(track: Track, ds: Dataset, problems: list[str]) -> DomainMap | None:
@@ -123,13 +131,19 @@ def _checked(track: Track, ds: Dataset, problems: list[str]) -> DomainMap | None
     return DomainMap(by_index, names, frozenset(domains.optional))
 
 
-def domain_problems(track: Track, ds: Dataset) -> list[str]:
-    """Every problem of the dataset's domains, one line each naming the file (none when it has no domains)."""
+def _all_problems(track: Track, ds: Dataset) -> list[str]:
+    """Every problem of the dataset's domains, none left out."""
     problems: list[str] = []
     try:
         _checked(track, ds, problems)
     except HarnessError as exc:
         problems.append(str(exc))
+    return problems
+
+
+def domain_problems(track: Track, ds: Dataset) -> list[str]:
+    """Every problem of the dataset's domains, one line each naming the file (none when it has no domains)."""
+    problems = _all_problems(track, ds)
     if len(problems) > MAX_PROBLEMS:
         problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more problem(s)"]
     return problems
@@ -153,6 +167,8 @@ def require_domains(config: TaskConfig, track: Track, name: str) -> None:
     where = f"{config.path}: tracks[{config.tracks.index(track)}].datasets.{name}.domains"
     if ds.domains.file is not None and not ds.domains.file.is_file():
         raise ConfigError(f"{where}.file: file not found: {ds.domains.file}")
-    problems = domain_problems(track, ds)
+    problems = _all_problems(track, ds)
     if problems:
-        raise ConfigError(f"{where}: {problems[0]}")
+        more = f" (and {len(problems) - 1} more: `harness check-config {config.path}` lists every one)" \
+            if len(problems) > 1 else ""
+        raise ConfigError(f"{where}: {problems[0]}{more}")

@@ -20,7 +20,7 @@ from harness.errors import HarnessError, SubmissionError
 from harness.images import base as images
 from harness.images import context
 from harness.images import submission as image_of
-from harness.intake.submission import Submission, load_submission
+from harness.intake.submission import SUBMISSION_FILE, Submission, declared_track, load_submission
 
 ERROR, WARNING, OK = "error", "warning", "ok"
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024**3
@@ -66,6 +66,8 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
     except SubmissionError as exc:  # every mistake of submission.yaml, one line each
         for line in exc.problems:
             report.add(ERROR, line)
+        if config is not None:  # a wrong track is one more mistake, whatever else is wrong
+            _check_declared_track(report, Path(path), config, exc.problems)
         return report
     except HarnessError as exc:
         report.add(ERROR, str(exc))
@@ -96,12 +98,26 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
 
 
 def _check_track(report: CheckReport, sub: Submission, config: TaskConfig) -> None:
+    """The submission's track is one of the config's."""
+    _track_finding(report, sub.yaml_path, sub.track, config)
+
+
+def _check_declared_track(report: CheckReport, path: Path, config: TaskConfig, problems: tuple[str, ...]) -> None:
+    """The `track:` of a submission.yaml with other mistakes, checked against the config unless `track:` itself is
+    one of them (or the file names none)."""
+    track = declared_track(path)
+    yml = path if path.name == SUBMISSION_FILE else path / SUBMISSION_FILE
+    if track is not None and not any(line.startswith(f"{yml}: track:") for line in problems):
+        _track_finding(report, yml, track, config)
+
+
+def _track_finding(report: CheckReport, yml: Path, track: str, config: TaskConfig) -> None:
+    """OK when `track` is a track of the config, else an error naming `yml`'s `track:` and the config's tracks."""
     names = [t.name for t in config.tracks]
-    if sub.track in names:
-        report.add(OK, f"{sub.yaml_path}: track {sub.track!r} is a track of {config.path.name}")
+    if track in names:
+        report.add(OK, f"{yml}: track {track!r} is a track of {config.path.name}")
     else:
-        report.add(ERROR, f"{sub.yaml_path}: track: {sub.track!r} is not a track of {config.path} "
-                          f"(has: {', '.join(names)})")
+        report.add(ERROR, f"{yml}: track: {track!r} is not a track of {config.path} (has: {', '.join(names)})")
 
 
 def _check_dockerfile(report: CheckReport, sub: Submission, dockerfile: Path, max_bytes: int | None,

@@ -19,7 +19,7 @@ from harness.errors import SubmissionError
 from harness.fields import not_one_of, unknown_field, unknown_fields
 from harness.yamlio import read_yaml
 
-__all__ = ["BuildSpec", "Submission", "load_submission"]
+__all__ = ["BuildSpec", "Submission", "declared_track", "load_submission"]
 
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
@@ -100,6 +100,19 @@ def load_submission(path: str | Path) -> Submission:
         raise SubmissionError(f"{folder}: submission folder not found")
     raw = read_yaml(yml, SubmissionError, missing=f"file not found (every submission needs a {SUBMISSION_FILE})")
     return _parse(yml, folder.resolve(), raw)
+
+
+def declared_track(path: str | Path) -> str | None:
+    """The `track:` that `PATH/submission.yaml` names, read on its own (None when it names none as a string, or the
+    file cannot be read): what `harness check --config` still checks when other fields of the file are wrong."""
+    p = Path(path)
+    yml = p if p.name == SUBMISSION_FILE else p / SUBMISSION_FILE
+    try:
+        raw = read_yaml(yml, SubmissionError)
+    except SubmissionError:
+        return None
+    track = raw.get("track") if isinstance(raw, dict) else None
+    return track.strip() if isinstance(track, str) and track.strip() else None
 
 
 def _parse(yml: Path, folder: Path, raw: Any) -> Submission:
