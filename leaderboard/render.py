@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,6 @@ from leaderboard.versions import versions_of
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
-MARKER = ".harness-leaderboard"
 
 
 def environment(catalog: Catalog) -> jinja2.Environment:
@@ -64,17 +64,37 @@ def _num(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def _prepare_output(out: Path) -> None:
-    """Empty `out` if it is a site this command wrote before; refuse to write into any other non-empty folder."""
-    if out.exists():
-        if not out.is_dir():
-            raise HarnessError(f"{out}: exists and is not a directory")
-        if any(out.iterdir()):
-            if not (out / MARKER).is_file():
-                raise HarnessError(f"{out}: not empty and not a leaderboard site; choose an empty or new folder")
-            shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by `harness leaderboard`; the whole folder is replaced on the next run\n")
+def _check_output(out: Path, results_dir: Path, overwrite: bool) -> None:
+    """Refuse `out` when it is not a folder, when it holds anything and `overwrite` is off, or when replacing it
+    would remove the results folder the site is made of."""
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"{out}: exists and is not a folder; choose a new or empty folder for the site")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    if not overwrite:
+        raise HarnessError(f"{out}: output folder is not empty; pass --overwrite to replace it with the new site, "
+                           f"or choose a new or empty folder")
+    place, source = out.resolve(), results_dir.resolve()
+    if place == source or place in source.parents:
+        raise HarnessError(f"{out}: holds the results folder {results_dir}; --overwrite would remove it, "
+                           f"choose another folder for the site")
+
+
+def _swap_in(fresh: Path, out: Path) -> None:
+    """Move the rendered site `fresh` to `out`. A folder already at `out` is moved aside beside `fresh` first and
+    put back if `fresh` cannot take its place; the caller removes the staging folder that holds what is left."""
+    place = out.resolve()
+    if place.exists():
+        shutil.copymode(place, fresh)
+        aside = fresh.with_name("old")
+        place.rename(aside)
+        try:
+            fresh.rename(place)
+        except BaseException:
+            aside.rename(place)
+            raise
+    else:
+        fresh.rename(place)
 
 
 class SiteWriter:
@@ -192,11 +212,25 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,
-                instance_pages: bool = True, audio: SiteAudio | None = None) -> tuple[Path, int]:
+                instance_pages: bool = True, audio: SiteAudio | None = None,
+                overwrite: bool = False) -> tuple[Path, int]:
     """Read RESULTS, write the site into `out` (with the audio `audio` lets it publish: none by default);
-    returns (index.html path, number of pages)."""
+    returns (index.html path, number of pages).
+
+    A non-empty `out` is refused unless `overwrite`. The site is rendered into a staging folder beside `out`
+    (`.NAME.harness-*`, on the same file system) and swapped in only once it is complete: a render that fails
+    leaves the folder at `out` as it was, and nothing beside it."""
     results = load_results(results_dir, config)
-    _prepare_output(out)
-    writer = SiteWriter(results, out, instance_pages, audio)
-    index = writer.write()
-    return index, writer.pages
+    _check_output(out, results_dir, overwrite)
+    place = out.resolve()
+    place.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{place.name}.harness-", dir=place.parent))
+    try:
+        fresh = staging / "site"
+        fresh.mkdir()  # made with the user's umask (mkdtemp's own folder is private)
+        writer = SiteWriter(results, fresh, instance_pages, audio)
+        writer.write()
+        _swap_in(fresh, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out / "index.html", writer.pages

@@ -210,7 +210,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "precious.txt").write_text("keep me")
     assert main(["leaderboard", str(fixture_results[0]), "--output", str(tmp_path / "busy")]) == 2
-    assert "not a leaderboard site" in capsys.readouterr().err
+    assert "--overwrite" in capsys.readouterr().err
     assert (tmp_path / "busy" / "precious.txt").read_text() == "keep me"
     bad = tmp_path / "bad"
     bad.mkdir()

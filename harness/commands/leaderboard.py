@@ -17,7 +17,11 @@ HELP = "render the static HTML leaderboard (tables, plots, per-instance views) f
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", type=Path, metavar="RESULTS", help="results directory written by `harness evaluate`")
     parser.add_argument("--output", "-o", type=Path, required=True, metavar="SITE",
-                        help="folder for the site (created; a site written here before is replaced)")
+                        help="folder for the site (created; a folder that holds anything is refused without "
+                             "--overwrite)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what SITE holds with the new site: it is rendered beside SITE and swapped in "
+                             "once complete, so a failed render leaves the old site as it was")
     parser.add_argument("--config", type=Path, default=None,
                         help="task config (regimes, metric lists, primary metrics); default: RESULTS/config.yaml "
                              "or the path summary.json names, else inferred from the scores")
@@ -91,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     render = leaderboard_module("render")
     audio = leaderboard_module("audio").SiteAudio(args.with_audio) if args.with_audio else None
     index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages,
-                                      audio=audio)
+                                      audio=audio, overwrite=args.overwrite)
     if audio is not None:
         print(f"leaderboard: {audio.files} audio file(s) of {'every' if audio.which == 'all' else 'the development'} "
               f"dataset(s) copied into {args.output / 'audio'}")
