@@ -13,11 +13,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.clean_env import clean_environment
 from tests.peer_support import IWSLT25_BASELINES, ROOT
 
 pytestmark = [pytest.mark.iwslt25_baselines, pytest.mark.mwersegmenter, pytest.mark.slow]
@@ -26,8 +26,9 @@ SUMMARY = re.compile(r"^(\d+) runs: (\d+) equal to 1e-09 in every value, (\d+) d
 
 
 def _conformance(root: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], tuple[int, int, int, int]]:
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(root), *extra], capture_output=True, text=True,
-                          timeout=3000)
+    # as the README prints it, from a clean shell: the system's python3 starts it, and it finds the set-up's own
+    proc = subprocess.run(["python3", str(SCRIPT), str(root), *extra], capture_output=True, text=True,
+                          timeout=3000, env=clean_environment())
     found = SUMMARY.search(proc.stdout)
     assert found, proc.stdout[-3000:] + proc.stderr[-2000:]
     runs, equal, differ, skipped = map(int, found.groups())
@@ -81,7 +82,8 @@ def test_the_arguments_come_from_eval_args_json_or_eval_sh(tmp_path: Path, how: 
 def test_a_run_without_its_arguments_is_named(tmp_path: Path) -> None:
     root = _one_run_checkout(tmp_path, "eval_args")
     (root / "experiments" / "cs_en" / "fixed_segmenter" / "eval_args.json").write_text("[1, 2]", encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["python3", str(SCRIPT), str(root)], capture_output=True, text=True, timeout=600,
+                          env=clean_environment())
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines()[-1].endswith(
         'fixed_segmenter/eval_args.json: needs an object whose "arguments" map each option to a string'), proc.stderr

@@ -12,7 +12,6 @@ The copy of the bundled submissions that the test evaluates transcribes every 10
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.images.base import DEFAULT_TAG
+from tests.clean_env import clean_environment
 from tests.iwslt2026_support import ROOT, SCRIPT, SUBMISSIONS
 
 pytestmark = pytest.mark.docker
@@ -68,7 +68,9 @@ def _board(site: Path, slug: str) -> str:
 def campaign(tmp_path_factory, comet_checkpoints, bleurt_checkpoint) -> dict:
     root = tmp_path_factory.mktemp("iwslt2026")
     subs = _copy_submissions(root / "submissions")
-    env = {**os.environ, "HARNESS_XCOMET_MODEL": str(comet_checkpoints["xcomet"]),
+    # the README's command from an organizer's clean shell: nothing on PATH but the system's (the script finds the
+    # set-up's environment itself), only the harness's own variables and the models the organizer names
+    env = {**clean_environment(), "HARNESS_XCOMET_MODEL": str(comet_checkpoints["xcomet"]),
            "HARNESS_BLEURT_MODEL": str(bleurt_checkpoint), "HF_HUB_OFFLINE": "1"}
     env.pop("HARNESS_COMET_MODEL", None)
     results, site = root / "results", root / "site"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clean_env import SYSTEM_PATH, clean_environment
 from tests.peer_support import ROOT
 
 pytestmark = [pytest.mark.apertium, pytest.mark.slow]
@@ -18,7 +19,7 @@ HEAVY = ("torch", "selenium", "comet", "faster_whisper", "av", "pytest")
 
 
 def _clean_env(venv: Path) -> dict[str, str]:
-    return {"HOME": str(venv.parent), "PATH": f"{venv}/bin:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return clean_environment(f"{venv}/bin:{SYSTEM_PATH}")
 
 
 def test_the_light_path_runs_and_validates_an_agent(tmp_path: Path) -> None:

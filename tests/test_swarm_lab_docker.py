@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.clean_env import clean_environment
 from tests.evaluate_data.support import CONFIG, HERE, HostListener, make_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +39,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.lab, pytest.mark.slow]
 
 def lab_cmd(*args: str) -> str:
     """`scripts/swarm-lab.sh ARGS`; its stdout (a failure shows its stderr: which engine, and how its log ends)."""
-    proc = subprocess.run(["bash", str(LAB_SCRIPT), *args], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(["bash", str(LAB_SCRIPT), *args], capture_output=True, text=True, timeout=900,
+                          env=clean_environment())  # as an organizer's fresh shell runs it
     assert proc.returncode == 0, f"swarm-lab.sh {' '.join(args)}: {proc.stderr[-2000:]}"
     return proc.stdout
 
