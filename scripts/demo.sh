@@ -11,6 +11,6 @@ harness evaluate \
   baselines-local-agreement=agent_templates/local_agreement \
   baselines-retranslation=agent_templates/retranslation \
   --config configs/demo.yaml --output results --dataset test --workers 2 --resume
-harness leaderboard results --output site
+harness leaderboard results --output site --overwrite
 echo
 echo "Leaderboard: file://$(pwd)/site/index.html  (or: python3 -m http.server -d site 8000)"

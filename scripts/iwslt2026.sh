@@ -15,8 +15,8 @@ site="${3:-site-iwslt2026}"
 for sub in "$subs"/*/; do
   if [ -f "$sub/requirements-image.txt" ]; then python3 agent_templates/fill_wheels.py "${sub%/}"; fi
 done
-python3 -m harness evaluate "$subs" --config configs/iwslt2026.yaml --output "$results" --dataset dev,test \
+harness evaluate "$subs" --config configs/iwslt2026.yaml --output "$results" --dataset dev,test \
   --workers 2 --resume
-python3 -m harness leaderboard "$results" --config configs/iwslt2026.yaml --output "$site"
+harness leaderboard "$results" --config configs/iwslt2026.yaml --output "$site" --overwrite
 echo
 echo "Leaderboard: file://$(cd "$site" && pwd)/index.html"
