@@ -36,3 +36,13 @@ def test_a_readme_that_drifts_from_ci_is_seen() -> None:
     drifted = readme.replace("bash scripts/test.sh    #", "bash scripts/test.sh --fast    #", 1)
     assert drifted != readme
     assert readme_commands(drifted) != ci_commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+
+
+def test_every_script_that_runs_the_harness_puts_the_set_ups_environment_on_path() -> None:
+    """From a newcomer's shell `harness` is not on PATH and `python3` is the system's: a script that runs either
+    for the harness sources scripts/env.sh first."""
+    for script in sorted((ROOT / "scripts").glob("*.sh")):
+        lines = [line.split("#", 1)[0] for line in script.read_text(encoding="utf-8").splitlines()]
+        uses = [i for i, line in enumerate(lines) if re.search(r"(^|[\s;&|(])(harness\s|python3 -m harness)", line)]
+        sourced = [i for i, line in enumerate(lines) if re.search(r"^\s*(source|\.)\s+scripts/env\.sh\b", line)]
+        assert not uses or (sourced and sourced[0] < uses[0]), f"{script.name} line {uses[0] + 1}"
