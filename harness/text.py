@@ -2,7 +2,8 @@
 
 Folder names, `submission.yaml` fields and reasons built from them come from participants; printed raw, an ESC
 sequence in them recolours the organizer's terminal, rewrites its title, moves the cursor over other lines or
-hides text. Every place that prints such a string goes through `printable`.
+hides text. Every place that prints such a string goes through `printable`. A name the harness makes something of
+(a submission id: its results folder, its image's tag) goes through `safe_name` once, where it is made.
 """
 
 from __future__ import annotations
@@ -34,3 +35,11 @@ def printable_lines(text: object) -> str:
     """`text` with every line made `printable` (the line breaks kept): for multi-line messages such as an agent's
     traceback."""
     return "\n".join(printable(line) for line in str(text).splitlines())
+
+
+def safe_name(text: str) -> str:
+    """`text` with every control character (C0, DEL, C1) and bidirectional override replaced by `_`: a name the
+    harness makes a folder or a tag of (a submission id), safe to print and to write as is."""
+    if text.isprintable() and not _BIDI.intersection(text):
+        return text
+    return "".join("_" if unicodedata.category(c) == "Cc" or c in _BIDI else c for c in text)

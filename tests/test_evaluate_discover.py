@@ -12,7 +12,7 @@ from harness.config import load_config
 from harness.errors import HarnessError
 from harness.intake.discover import SubmissionRef, discover
 from harness.intake.submission import load_submission
-from tests.evaluate_data.support import CONFIG
+from tests.evaluate_data.support import CONFIG, PROBE
 from tests.harness_cli import NO_DOCKER, run_harness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,3 +103,40 @@ def test_demo_evaluates_the_templates_under_stable_ids():
         assert "test" in config.track(sub.track).datasets and sub.build.dockerfile is not None and sub.command
     baselines = [t.baseline for t in config.tracks if t.baseline]
     assert all(b in {r.id for r in refs} for b in baselines), baselines
+
+
+def _unsafe(name: str) -> bool:
+    """Whether a name holds a control character (ESC, BEL, ...)."""
+    return any(not c.isprintable() for c in name)
+
+
+def test_control_characters_of_a_folder_name_reach_no_folder_name(tmp_path: Path) -> None:
+    """A submission folder named with ESC and BEL: `harness evaluate` and `harness validate --no-docker` name their
+    results folders, the id and the report by a safe form of it (each control character replaced by `_`)."""
+    import json
+    import shutil
+
+    import yaml
+
+    subs = tmp_path / "subs"
+    folder = subs / "ring\x07\x1b[31mred"
+    folder.mkdir(parents=True)
+    shutil.copy2(PROBE, folder / "probe_agent.py")
+    doc = {"team": "tests", "system": "red", "track": "text-en-es", "build": {"dockerfile": "Dockerfile"},
+           "command": "python3 probe_agent.py copy"}
+    (folder / "submission.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    (folder / "Dockerfile").write_text("FROM scratch\n", encoding="utf-8")
+    validated = tmp_path / "validated"
+    done = run_harness("validate", str(folder), "--config", str(CONFIG), "--output", str(validated), "--no-docker",
+                       env=NO_DOCKER)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not _unsafe(done.stdout.replace("\n", "")), done.stdout
+    assert [p.name for p in validated.iterdir()] == ["ring__[31mred"]
+    (folder / "Dockerfile").unlink()  # evaluate reports the submission's own mistake, without Docker
+    out = tmp_path / "results"
+    done = run_harness("evaluate", str(subs), "--config", str(CONFIG), "--output", str(out), "--dataset", "dev",
+                       env=NO_DOCKER)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not [p for p in out.rglob("*") if _unsafe(p.name)]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [r["submission"] for r in summary["runs"]] == ["ring__[31mred"]

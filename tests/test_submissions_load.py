@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tarfile
 from pathlib import Path
 
@@ -213,3 +214,16 @@ def test_unknown_field_suggests_the_known_one(tmp_path: Path, edit, message: str
     with pytest.raises(SubmissionError) as err:
         load_submission(folder)
     assert str(err.value) == f"{folder / 'submission.yaml'}: {message}"
+
+
+def test_a_tag_is_a_valid_reference_and_ids_never_share_one(tmp_path: Path) -> None:
+    """Capitals, control characters and separators Docker refuses (`_-`, `..`) give a valid tag, ending in the id's
+    hash whenever the tag is not the id itself, so `Team-A` and `team-a` keep apart."""
+    from dataclasses import replace
+
+    base = load_submission(make(tmp_path))
+    ids = ["team-a", "Team-A", "TEAM-A", "ring\x07\x1b[31mred", "a_-b", "a..b", "x" * 300]
+    tags = [submission_tag(replace(base, id=i)) for i in ids]
+    assert tags[0] == "harness-submission/team-a:latest" and len(set(tags)) == len(tags), tags
+    component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    assert all(re.fullmatch(rf"harness-submission/{component}:latest", t) and len(t) < 140 for t in tags), tags

@@ -174,12 +174,15 @@ class SubmissionJob:
         return records
 
     def _intake(self) -> tuple[Submission, Track]:
-        """submission.yaml and its track; `_Failed` (invalid_submission) naming the fault."""
+        """submission.yaml and its track, the submission named by its id in the batch (what its image's tag and
+        labels carry, not its folder's name); `_Failed` (invalid_submission) naming the fault."""
+        from dataclasses import replace
+
         from harness.intake.submission import load_submission
 
         self.progress.update(self.sub_id, state="checking")
         try:
-            sub = load_submission(self.ref.path)
+            sub = replace(load_submission(self.ref.path), id=self.sub_id)
             self.meta = {k: getattr(sub, k, None) for k in _META}
             if sub.is_log:
                 self.meta["log"] = True

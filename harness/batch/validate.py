@@ -23,7 +23,7 @@ from harness.config import TaskConfig
 from harness.errors import HarnessError
 from harness.run import failures
 from harness.runlog import read_records
-from harness.text import printable
+from harness.text import printable, safe_name
 
 STARTUP_WARN_S = 60.0
 MEMORY_WARN_FRACTION = 0.9
@@ -140,23 +140,24 @@ def validate_docker(folder: Path, config: TaskConfig, dataset: str, output: Path
     from harness.intake.discover import SubmissionRef
     from harness.run.sandbox import parse_bytes
 
-    opts = EvaluateOptions(submissions=[SubmissionRef(folder.name, folder)], config=config, output=output,
+    sub_id = safe_name(folder.name)  # the id `harness check` and `load_submission` give it
+    opts = EvaluateOptions(submissions=[SubmissionRef(sub_id, folder)], config=config, output=output,
                            datasets=[dataset], workers=1, overwrite=True,
                            server_image=server_image, collect_peak_memory=True, build_network=build_network)
     summary = evaluate(opts, progress or quiet_progress())
-    rec = next(r for r in summary["runs"] if r["submission"] == folder.name and r["dataset"] == dataset)
-    man = json.loads(layout.ResultsDir(output).submission(folder.name).manifest.read_text(encoding="utf-8"))
+    rec = next(r for r in summary["runs"] if r["submission"] == sub_id and r["dataset"] == dataset)
+    man = json.loads(layout.ResultsDir(output).submission(sub_id).manifest.read_text(encoding="utf-8"))
     run = man["runs"].get(dataset, {})
     instances = run.get("instances") or {}
-    report = Report(folder.name, dataset, rec["status"], rec["reason"], rec["partial"],
+    report = Report(sub_id, dataset, rec["status"], rec["reason"], rec["partial"],
                     (instances.get("done", 0), instances.get("expected", 0)), rec["scores"] or {},
-                    output / folder.name / dataset, track=rec.get("track"),
+                    output / sub_id / dataset, track=rec.get("track"),
                     client_log_tail=list(rec.get("client_log_tail") or ()),
                     prepare_s=(run.get("timings") or {}).get("prepare_s"))
     if "image" in man:
         measured = (run.get("startup") or {}).get("seconds")  # container start → first request (run/compute.py)
         run["startup_estimate_s"] = measured if measured is not None else startup_estimate(
-            output / folder.name / dataset, run.get("first_instance_s"))
+            output / sub_id / dataset, run.get("first_instance_s"))
         report.checks = preflight(run, man["image"], parse_bytes(config.limits.memory), DEFAULT_MAX_IMAGE_BYTES)
     return report
 
@@ -177,8 +178,9 @@ def validate_local(folder: Path, config: TaskConfig, dataset: str, output: Path,
         sub = load_submission(folder)
         track = config.track(sub.track)
     except HarnessError as exc:  # the submission's own mistake: its status, as the Docker pipeline reports it
-        return Report(folder.name, dataset, failures.INVALID_SUBMISSION, str(exc), False, (0, 0), {},
-                      output / folder.name / dataset)
+        sub_id = safe_name(folder.name)
+        return Report(sub_id, dataset, failures.INVALID_SUBMISSION, str(exc), False, (0, 0), {},
+                      output / sub_id / dataset)
     command = local_command(sub)  # an agent server without `command:` runs its Dockerfile's own command
     run_dir = layout.ResultsDir(output).run(sub.id, dataset).path
     spec = RunSpec(submission_image="", command=command, config=config, track=track,

@@ -47,9 +47,22 @@ class BuildError(HarnessError):
     """The submission's image could not be built or loaded (failure class `build_error`); see build.log."""
 
 
+#: a path component of an image reference (Docker's grammar): lowercase letters and digits, separated by one `.`,
+#: one or two `_`, or any number of `-`
+_TAG_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+
+
 def submission_tag(sub: Submission) -> str:
-    """The engine tag of a submission's image: `harness-submission/<id>:latest` (id lowercased and sanitized)."""
-    safe = re.sub(r"[^a-z0-9._-]+", "-", sub.id.lower()).strip("-._") or "submission"
+    """The engine tag of a submission's image: `harness-submission/<id>:latest`, by its submission id (a batch's
+    id, else its folder's name). An id that is no tag as it is (upper case, control characters, other signs) is
+    lowercased (and, if still no tag, every run of other characters replaced by `-`), cut to 100 characters, then
+    ends in 8 hex digits of its hash, so two ids never share a tag (`Team-A` and `team-a`)."""
+    safe = sub.id.lower()
+    if not _TAG_COMPONENT.fullmatch(safe):
+        safe = re.sub(r"[^a-z0-9]+", "-", safe).strip("-") or "submission"
+    if safe != sub.id or len(safe) > 100:
+        digest = hashlib.sha256(sub.id.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        safe = f"{safe[:100].rstrip('._-')}-{digest}"
     return f"harness-submission/{safe}:latest"
 
 

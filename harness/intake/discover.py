@@ -6,7 +6,8 @@ Each command-line entry is one of:
 - a folder of submissions: every non-hidden sub-folder, sorted by name (at least one holding `submission.yaml`);
 - a text file listing entries of the two first kinds, one a line (`#` comments and blank lines skipped; relative
   paths are relative to the file).
-Ids must be unique across the batch.
+Ids must be unique across the batch. An id is made safe (`harness.text.safe_name`: control characters replaced)
+before it names anything: the results folder, the image's tag.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.intake.submission import SUBMISSION_FILE
+from harness.text import safe_name
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ def _one(entry: str, base: Path | None, where: str) -> SubmissionRef:
         raise HarnessError(f"{where}: {path}: no {SUBMISSION_FILE} in this folder")
     if sep and (not name or "/" in name or name.startswith(".")):
         raise HarnessError(f"{where}: {entry!r}: the id before '=' must be a plain folder name")
-    return SubmissionRef(name or path.resolve().name, path)
+    return SubmissionRef(safe_name(name or path.resolve().name), path)
 
 
 def _folder_of_submissions(folder: Path) -> list[SubmissionRef]:
@@ -49,7 +51,7 @@ def _folder_of_submissions(folder: Path) -> list[SubmissionRef]:
     if not any((p / SUBMISSION_FILE).is_file() for p in subs):
         raise HarnessError(f"{folder}: no {SUBMISSION_FILE} in this folder nor in any folder inside it (a submission "
                            f"folder holds {SUBMISSION_FILE})")
-    return [SubmissionRef(p.name, p) for p in subs]
+    return [SubmissionRef(safe_name(p.name), p) for p in subs]
 
 
 def _list_file(path: Path) -> list[SubmissionRef]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.errors import SubmissionError
 from harness.fields import not_one_of, unknown_field, unknown_fields
+from harness.text import safe_name
 from harness.yamlio import read_yaml
 
 __all__ = ["BuildSpec", "Submission", "declared_track", "load_submission"]
@@ -49,7 +50,7 @@ class Submission:
     """A validated submission folder. `command` is the container's argv (a YAML string runs under /bin/sh -c)."""
 
     path: Path
-    id: str
+    id: str  # the folder's name made safe (`harness.text.safe_name`); a batch gives it the submission id
     team: str
     system: str
     track: str
@@ -188,7 +189,7 @@ def _fields(folder: Path, raw: dict[str, Any], fail: Any, text: Any, take: Any) 
                                              "records its own")))
     return Submission(
         path=folder,
-        id=folder.name,
+        id=safe_name(folder.name),
         team=text("team", pattern=_NAME),
         system=text("system", pattern=_NAME),
         track=text("track"),
@@ -240,7 +241,7 @@ def _log_submission(folder: Path, raw: dict[str, Any], fail: Any, text: Any, kin
     if given is None or (isinstance(given, str) and not given.strip()):  # (a wrong one is text's to name)
         take(lambda: _raise(fail("hardware", 'missing required field for a log submission (e.g. "1x A100 80GB, '
                                              '64 GB RAM")')))
-    return Submission(path=folder, id=folder.name, team=text("team", pattern=_NAME),
+    return Submission(path=folder, id=safe_name(folder.name), team=text("team", pattern=_NAME),
                       system=text("system", pattern=_NAME), track=text("track"), build=BuildSpec(), command=(),
                       kind=kind, contact=text("contact", required=False),
                       description=text("description", required=False), baseline=baseline,
