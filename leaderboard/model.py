@@ -549,6 +549,27 @@ def _regime_latencies(placed: list[tuple[Run, str]], config: TaskConfig | None, 
     return out
 
 
+def _check_replaces(path: Path, entries: list[dict[str, Any]]) -> None:
+    """A one-line HarnessError (saying how many more) when a run's `replaces` names no earlier submission of its
+    team and track in summary.json: the board would show both versions (`harness.intake.replaces`)."""
+    from harness.intake.replaces import owners_in_summary, replaces_problem, too_many
+
+    known = owners_in_summary(entries)
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(entries):
+        sub, old = raw["submission"], raw.get("replaces")
+        if old is None or sub in seen:  # a submission's claim is the same on each of its lines
+            continue
+        seen.add(sub)
+        why = replaces_problem(sub, old, known[sub], known) if isinstance(old, str) \
+            else f"expected a submission id, got {type(old).__name__}"
+        if why is not None:
+            problems.append(f"{path}: runs[{i}].replaces: {why}")
+    if problems:
+        raise HarnessError(too_many(problems))
+
+
 def _read_summary(root: Path) -> dict[str, Any]:
     """RESULTS/summary.json: an object with a list `runs` (else a one-line error naming the file)."""
     if not root.is_dir():
@@ -593,6 +614,7 @@ def load_results(root: Path, config: TaskConfig | None = None) -> Results:
     summary = _read_summary(root)
     used: set[str] = set()
     runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
+    _check_replaces(layout.ResultsDir(root).summary, summary["runs"])
     human = _human_summary(root)
     _add_human_scores(runs, human)
     placed, invalid = _place_runs(runs, [raw.get("track") for raw in summary["runs"]], config)

@@ -39,8 +39,8 @@ def board_teams(site: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """First batch: a, b and one system at two latency settings (c3, c5); then a's folder gets a new log and is
-    evaluated again with c5 unchanged (--resume), b's new version comes as another folder naming it in `replaces`,
-    and another team's folder claims to replace c3."""
+    evaluated again with c5 unchanged (--resume), b's new version comes as another folder naming it in `replaces`;
+    another team's folder that claims to replace c3 is refused before it runs."""
     root = tmp_path_factory.mktemp("versions")
     config = text_config(root)
     subs, later, results = root / "subs", root / "later", root / "results"
@@ -54,11 +54,13 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     text_submission(subs / "a", team="ateam", k=2, drop_every=20)  # the new log of a
     text_submission(later / "b2", team="bteam", k=2, drop_every=30, extra="replaces: b\n")
     text_submission(later / "thief", team="other", k=2, drop_every=9, extra="replaces: c3\n")
-    evaluate([subs / "a", subs / "c5", later / "b2", later / "thief"], config, results, "--resume")
+    thief = harness("evaluate", str(later / "thief"), "--config", str(config), "--output", str(results), "--dataset",
+                    "test", "--resume")
+    evaluate([subs / "a", subs / "c5", later / "b2"], config, results, "--resume")
     site = root / "site"
     made = harness("leaderboard", str(results), "--config", str(config), "--output", str(site))
     assert made.returncode == 0, made.stderr
-    return {"root": root, "config": config, "results": results, "site": site, "first": first}
+    return {"root": root, "config": config, "results": results, "site": site, "first": first, "thief": thief}
 
 
 def test_a_re_evaluated_folder_keeps_its_earlier_run_byte_for_byte(campaign: dict[str, Any]) -> None:
@@ -87,16 +89,19 @@ def test_resuming_an_unchanged_folder_keeps_no_new_version(campaign: dict[str, A
 def test_replaces_supersedes_the_same_teams_submission_only(campaign: dict[str, Any]) -> None:
     runs = summary_runs(campaign["results"])
     assert runs["b"]["superseded_by"] == "b2" and runs["b2"]["replaces"] == "b"
-    assert "superseded_by" not in runs["c3"]  # another team cannot replace it
-    assert not any("superseded_by" in runs[s] for s in ("a", "b2", "c5", "thief"))
+    assert "superseded_by" not in runs["c3"] and "thief" not in runs  # another team cannot replace it
+    thief = campaign["thief"]
+    assert thief.returncode == 2 and "replaces: 'c3' is another team's submission (team 'cteam', not 'other')" \
+        in thief.stderr, thief.stderr
+    assert not any("superseded_by" in runs[s] for s in ("a", "b2", "c5"))
     sig = json.loads((campaign["results"] / "significance" / "text-en-es" / "test.json").read_text())
     tested = set(sig["runs"]) | {sig["best"]} | {s for t in sig["adjacent"] for s in t["runs"]}
-    assert "b" not in tested and {"a", "b2", "c3", "c5", "thief"} <= tested
+    assert "b" not in tested and {"a", "b2", "c3", "c5"} <= tested
 
 
 def test_the_board_shows_the_newest_version_and_every_latency_setting(campaign: dict[str, Any]) -> None:
     teams = board_teams(campaign["site"])
-    assert sorted(teams) == ["ateam", "bteam", "cteam", "cteam", "other"]  # b is gone, b2 is there, c3 and c5 stay
+    assert sorted(teams) == ["ateam", "bteam", "cteam", "cteam"]  # b is gone, b2 is there, c3 and c5 stay
     assert not (campaign["site"] / "runs" / "b-test").exists() and (campaign["site"] / "runs" / "b2-test").is_dir()
 
 

@@ -6,14 +6,16 @@ import argparse
 from pathlib import Path
 
 HELP = ("check a task config and report every problem at once (missing or empty data files, every dataset's files "
-        "read as a run reads them, duplicate names, language codes, baselines that no submission has)")
+        "read as a run reads them, duplicate names, language codes, baselines that no submission has, replaces: "
+        "that names no earlier submission of the same team and track)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", type=Path, metavar="CONFIG", help="task config (YAML)")
     parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
                         help="the submissions to be evaluated (as `harness evaluate` takes them): check that each "
-                             "track's baseline: is one of their ids")
+                             "track's baseline: is one of their ids, and that each replaces: names one of the same "
+                             "team and track")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,6 +46,6 @@ def report(config_path: Path, submissions: list[str] | None) -> int:
     for note in config.notes:
         print(f"note: {printable(note)}")
     datasets = sum(len(t.datasets) for t in config.tracks)
-    checked = "" if submissions else "; baselines not checked (name the submissions after the config)"
+    checked = "" if submissions else "; baselines and replaces: not checked (name the submissions after the config)"
     print(f"{printable(config_path)}: ok ({len(config.tracks)} track(s), {datasets} dataset(s){checked})")
     return 0

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import layout
+
+if TYPE_CHECKING:
+    from harness.intake.discover import SubmissionRef
 
 HELP = "build/load every submission, run each against the hidden data in isolation, score, write results"
 
@@ -61,6 +65,20 @@ def install_signal_handlers() -> None:
         signal.signal(sig, interrupt)
 
 
+def refuse_wrong_replaces(submissions: list[SubmissionRef], config: Path, output: Path) -> None:
+    """Before any run: a HarnessError (one line, how many more) when a submission's `replaces:` names no earlier
+    submission of its team and track, among those named and those of the results folder it continues."""
+    from harness.errors import HarnessError
+    from harness.intake.replaces import owners_in_summary, replaces_problems, too_many
+    from harness.jsonio import read_json_or_none
+
+    summary = read_json_or_none(layout.ResultsDir(output).summary)
+    runs = summary.get("runs") if isinstance(summary, dict) else None
+    problems = replaces_problems(submissions, owners_in_summary(runs if isinstance(runs, list) else []))
+    if problems:
+        raise HarnessError(too_many(problems, f": `harness check-config {config} SUBMISSION...` lists every one"))
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.batch.outdir import check_results_folder
     from harness.batch.report import failed_runs, not_ranked_runs
@@ -76,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     opts = load_options(args.submissions, args.config, args.output, datasets, args.workers, args.resume,
                         args.overwrite)
     check_results_folder(opts.output, opts.resume, opts.overwrite)
+    refuse_wrong_replaces(opts.submissions, opts.config.path, opts.output)
     for note in opts.config.notes:
         print(f"harness evaluate: note: {note}", file=sys.stderr)
     opts.server_image = args.server_image

@@ -5,7 +5,8 @@ config wants the whole list: every missing or empty source, reference and segmen
 every dataset's files read as a run reads them (line counts, audio, segmentation: `harness.data.dataset_check`),
 malformed tracks and datasets (each reported, the rest still read), duplicate track and regime names, language
 fields that are no language code, every dataset's domains (`harness.data.domains`), and, when the submissions
-are named, a `baseline:` id that none of them has.
+are named, a `baseline:` id that none of them has and a `replaces:` that names no earlier submission of the same
+team and track.
 """
 
 from __future__ import annotations
@@ -25,8 +26,22 @@ def config_problems(path: Path, submissions: list[str] | None = None) -> tuple[T
         return None, [*problems, str(exc)]
     problems += data_problems(config)
     if submissions:
-        problems += baseline_problems(config, submissions)
+        problems += submission_problems(config, submissions)
     return config, problems
+
+
+def submission_problems(config: TaskConfig, submissions: list[str]) -> list[str]:
+    """The problems only the set of submissions shows (as `harness evaluate` names them: folder names, or
+    ID=FOLDER): a `baseline:` id that none of them has, a `replaces:` that names no earlier submission of its team
+    and track (`harness.intake.replaces`)."""
+    from harness.intake.discover import discover
+    from harness.intake.replaces import replaces_problems
+
+    try:
+        refs = discover(submissions)
+    except HarnessError as exc:
+        return [f"submissions: {exc}"]
+    return baseline_problems(config, [ref.id for ref in refs]) + replaces_problems(refs)
 
 
 def _track_indices(config: TaskConfig) -> dict[str, int]:
@@ -60,15 +75,8 @@ def _readable(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def baseline_problems(config: TaskConfig, submissions: list[str]) -> list[str]:
-    """A line for each track whose `baseline:` is the id of none of `submissions` (as `harness evaluate` names
-    them: folder names, or ID=FOLDER)."""
-    from harness.intake.discover import discover
-
-    try:
-        ids = [ref.id for ref in discover(submissions)]
-    except HarnessError as exc:
-        return [f"submissions: {exc}"]
+def baseline_problems(config: TaskConfig, ids: list[str]) -> list[str]:
+    """A line for each track whose `baseline:` is none of the submission `ids`."""
     indices = _track_indices(config)
     out = []
     for track in config.tracks:
