@@ -22,6 +22,7 @@ from harness.jsonio import write_json
 from leaderboard import views
 from leaderboard.audio import SiteAudio
 from leaderboard.extras import board_extras
+from leaderboard.hostpaths import HostPaths, audio_folders, site_host_paths
 from leaderboard.metrics_info import Catalog
 from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
@@ -46,6 +47,7 @@ def environment(catalog: Catalog) -> jinja2.Environment:
     )
     env.filters["num"] = _num
     env.filters["breakable"] = breakable
+    env.filters["file_name"] = file_name
     env.globals["describe"] = catalog.describe
     return env
 
@@ -54,6 +56,13 @@ def breakable(name: str) -> Markup:
     """A metric name that a narrow column header may break where a word starts inside it (`Start<wbr>Offset`,
     `Norm<wbr>BLEU`), escaped."""
     return Markup(re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", str(escape(name))))
+
+
+def file_name(path: Any) -> str:
+    """The last name of a path (a recording's file name: the folder it has on the organizer's machine stays off the
+    site)."""
+    text = str(path).rstrip("/")
+    return text.rpartition("/")[2] or text
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -101,9 +110,10 @@ class SiteWriter:
     """Writes the pages of one site."""
 
     def __init__(self, results: Results, out: Path, instance_pages: bool = True,
-                 audio: SiteAudio | None = None) -> None:
+                 audio: SiteAudio | None = None, hosts: HostPaths | None = None) -> None:
         self.results = results
         self.out = out
+        self.hosts = hosts if hosts is not None else HostPaths()  # host folders cut out of every file written
         self.audio = audio  # None: the site holds no audio (every replay runs silent)
         if audio is not None:
             audio.site = out
@@ -120,7 +130,7 @@ class SiteWriter:
             harness_version=__version__, generated_at=self.generated_at, **ctx)
         target = self.out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
+        target.write_text(self.hosts.text(html), encoding="utf-8")
         self.pages += 1
 
     def write(self) -> Path:
@@ -153,19 +163,20 @@ class SiteWriter:
         """Per track: summary.json and summary.csv. {track: {"json": path, "csv": path}}."""
         out: dict[str, dict[str, str]] = {}
         (self.out / "downloads").mkdir(exist_ok=True)
-        _write_json(self.out / "downloads" / layout.SUMMARY, views.public_summary(self.results))
+        _write_json(self.out / "downloads" / layout.SUMMARY, self.hosts.value(views.public_summary(self.results)))
         for track in dict.fromkeys(b.track for b in self.results.boards):
             folder = self.out / "downloads" / slugify(track)
             folder.mkdir(parents=True, exist_ok=True)
-            _write_json(folder / layout.SUMMARY, views.track_summary(self.results, track))
+            _write_json(folder / layout.SUMMARY, self.hosts.value(views.track_summary(self.results, track)))
             runs = [r for b in self.results.boards if b.track == track for r in b.runs]
-            (folder / "summary.csv").write_text(views.track_csv(runs), encoding="utf-8")
+            (folder / "summary.csv").write_text(self.hosts.text(views.track_csv(runs)), encoding="utf-8")
             out[track] = {"json": f"downloads/{slugify(track)}/summary.json",
                           "csv": f"downloads/{slugify(track)}/summary.csv"}
         return out
 
     def run_pages(self, board: Board, run: Run, significance: dict[str, Any]) -> None:
         records = run.instances()
+        self.hosts.add(*audio_folders(records))
         scores = run.instance_scores()
         unit = board.latency_unit or "word"
         per_instance = [(rec, scores.get(rec["index"])) for rec in records]
@@ -228,7 +239,8 @@ def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, 
     try:
         fresh = staging / "site"
         fresh.mkdir()  # made with the user's umask (mkdtemp's own folder is private)
-        writer = SiteWriter(results, fresh, instance_pages, audio)
+        hosts = site_host_paths(results.root, config, (r.manifest for r in [*results.runs, *results.invalid]))
+        writer = SiteWriter(results, fresh, instance_pages, audio, hosts)
         writer.write()
         _swap_in(fresh, out)
     finally:
