@@ -257,13 +257,21 @@ class Board:
             return {}
         return {r.slug: tests[r.key] for r in self.runs if isinstance(tests.get(r.key), dict)}
 
+    def quality_metrics(self) -> list[str]:
+        """The board's quality metrics: its track's (`quality:`), else (no config) its quality columns."""
+        if self.config is not None:
+            return list(self.config.quality)
+        return [k for k in self.columns if self.catalog.describe(k).kind == "quality"]
+
     def signatures(self) -> dict[str, str]:
-        """Distinct sacrebleu signatures per quality column, over the board's runs."""
+        """Distinct sacrebleu signatures of the board's quality metrics (and their reference sets, `BLEU@mono`),
+        over the board's runs; a metric the scores hold but the track does not list (TER) is left out."""
+        metrics = set(self.quality_metrics())
         out: dict[str, set[str]] = {}
         for r in self.scored:
             for key in r.metric_keys:
                 sig = r.scores[key].get("signature")
-                if isinstance(sig, str) and self.catalog.describe(key).kind == "quality":
+                if isinstance(sig, str) and key.partition("@")[0] in metrics:
                     out.setdefault(key, set()).add(sig)
         return {k: " / ".join(sorted(v)) for k, v in sorted(out.items())}
 

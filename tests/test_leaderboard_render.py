@@ -320,3 +320,21 @@ def test_a_speech_timeline_covers_words_written_at_the_end_and_computation_aware
     assert path and float(data["max"]) >= 3957.0
     assert max(float(v) for v in re.findall(r"H([\d.]+)", path.group(1))) == pytest.approx(last_ca, abs=0.01)
     assert last_ca <= x0 + w
+
+
+def _board_signatures(site: Path, board: str) -> list[str]:
+    """The metric names of a board's sacrebleu signature list on the index."""
+    html = (site / "index.html").read_text(encoding="utf-8")
+    section = html[html.index(f'id="{board}"'):]
+    section = section[:section.index("</section>")]
+    listed = re.search(r'<details class="signatures".*?</details>', section, re.S)
+    return re.findall(r"<dt>([^<]+)</dt>", listed.group(0)) if listed else []
+
+
+def test_a_board_lists_the_signatures_of_its_tracks_metrics_only(site: Path) -> None:
+    """The speech track's metrics are BLEU and chrF: its runs' scores.json also hold TER, which it does not show;
+    the text track's metrics include TER."""
+    speech = _board_signatures(site, "speech-en-es-test")
+    assert speech and {name.partition("@")[0] for name in speech} == {"BLEU", "chrF"}, speech
+    text = _board_signatures(site, "text-en-es-test")
+    assert {"BLEU", "chrF", "TER", "BLEU@mono"} <= set(text), text
