@@ -28,6 +28,7 @@ from leaderboard.model import Board, Results, Run, load_results, slugify
 from leaderboard.plots import quality_latency_svg, timeline_svg, window_svg
 from leaderboard.replay import RECORDING_TEXT_MAX, replay_data
 from leaderboard.safe import page_text
+from leaderboard.uncertainty import rank_chars
 from leaderboard.versions import versions_of
 
 HERE = Path(__file__).resolve().parent
@@ -48,6 +49,7 @@ def environment(catalog: Catalog) -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["breakable"] = breakable
     env.filters["file_name"] = file_name
+    env.globals["rank_chars"] = rank_chars
     env.globals["describe"] = catalog.describe
     return env
 

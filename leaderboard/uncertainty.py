@@ -14,10 +14,12 @@ from typing import Any
 
 from leaderboard.model import Board, RegimeTable, Run, as_float
 
-__all__ = ["ClusterRank", "table_clusters", "regime_flag", "adjacent_p_values", "cluster_level"]
+__all__ = ["ClusterRank", "table_clusters", "regime_flag", "adjacent_p_values", "cluster_level", "rank_chars"]
 
 #: the level below which two runs differ significantly, when a significance file does not say
 DEFAULT_LEVEL = 0.05
+#: the widest rank (in characters) the stylesheet sizes a rank column for: `rank-ch2` to `rank-ch7` (`100–120`)
+RANK_CH_MAX = 7
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ def table_clusters(table: RegimeTable, p_values: dict[frozenset[str], float],
         for i in members:
             out[i] = ClusterRank(n, label, len(members) > 1, p_above[i])
     return [c for c in out if c is not None]
+
+
+def rank_chars(ranks: list[ClusterRank], runs: int) -> int:
+    """The characters of a ranking table's widest rank (a cluster's `1–2`, else a plain rank up to `runs`), from 2
+    to RANK_CH_MAX: the table's class `rank-chN` makes its rank column that wide, so a rank is one line and the
+    submission column sticks right beside it."""
+    widest = max([len(str(runs)), *(len(r.label) for r in ranks)])
+    return max(2, min(widest, RANK_CH_MAX))
 
 
 def _deciding_run(board: Board, run: Run, runs: list[Run]) -> Run | None:

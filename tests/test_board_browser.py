@@ -84,3 +84,58 @@ def test_rank_clusters_and_regime_flags_have_tooltips(site: str, chromium: tuple
         assert all("Rank cluster 1 (ranks 1–2)" in (r.get_attribute("title") or "") for r in shared)
     finally:
         drv.quit()
+
+
+PHONE = (420, 900)
+#: the height of an element's text (a Range over its contents) and its computed line height, in px
+TEXT_HEIGHT = """const e = arguments[0]; const r = document.createRange(); r.selectNodeContents(e);
+const s = getComputedStyle(e);
+return [r.getBoundingClientRect().height, parseFloat(s.lineHeight),
+        parseFloat(s.paddingTop) + parseFloat(s.paddingBottom), e.getBoundingClientRect().height];"""
+
+
+def _phone(chromium: tuple[Path, Path], profile: Path) -> webdriver.Chrome:
+    drv = _driver(chromium, profile, True)
+    drv.set_window_size(*PHONE)
+    return drv
+
+
+def test_at_420_px_a_rank_cluster_is_one_line_and_the_submission_column_sticks_beside_it(
+        site: str, chromium: tuple[Path, Path], tmp_path: Path) -> None:
+    drv = _phone(chromium, tmp_path / "profile")
+    try:
+        drv.get(site + "index.html")
+        assert drv.execute_script("return window.innerWidth") <= PHONE[0]
+        ranks = drv.find_elements(By.CSS_SELECTOR, "table.ranking td.rank")
+        assert "1–2" in [r.text for r in ranks]
+        for cell in ranks:
+            text, line, _, _ = drv.execute_script(TEXT_HEIGHT, cell)
+            assert text < 1.5 * line, f"rank {cell.text!r}: {text:.0f} px of text, a line is {line:.0f} px"
+        row = drv.find_element(By.CSS_SELECTOR, "table.ranking tbody tr")
+        wrap = row.find_element(By.XPATH, "ancestor::div[@class='table-wrap']")
+        drv.execute_script("arguments[0].scrollLeft = 200", wrap)
+        first, second = (drv.execute_script("return arguments[0].getBoundingClientRect().toJSON()", c)
+                         for c in row.find_elements(By.CSS_SELECTOR, "td")[:2])
+        assert second["left"] >= first["right"] - 1, (first, second)  # scrolled: the name never covers the rank
+    finally:
+        drv.quit()
+
+
+def test_at_420_px_a_score_row_is_as_tall_as_its_content(site: str, chromium: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    """Each row of a submission page's scores is one line: no cell wraps (the signature neither: the table
+    scrolls sideways), so the row is as tall as its metric's name and padding, not a column of signature pieces."""
+    drv = _phone(chromium, tmp_path / "profile")
+    try:
+        drv.get(site + "runs/x-test/index.html")
+        rows = drv.find_elements(By.CSS_SELECTOR, "table.scores tbody tr")
+        assert rows
+        for row in rows:
+            name = row.find_element(By.CSS_SELECTOR, "th")
+            text, line, padding, height = drv.execute_script(TEXT_HEIGHT, name)
+            assert height <= 1.25 * (max(text, line) + padding), f"{name.text}: a {height:.0f} px row for one line"
+            for cell in row.find_elements(By.CSS_SELECTOR, "td"):
+                text, line, _, _ = drv.execute_script(TEXT_HEIGHT, cell)
+                assert text < 1.5 * line, f"{name.text}: {cell.text[:40]!r} wraps ({text:.0f} px)"
+    finally:
+        drv.quit()

@@ -90,7 +90,7 @@ def test_regime_tables_rank_by_primary_quality(fixture_results: tuple[Path, Path
     # the HTML tables list the runs in that order
     html = (site / "index.html").read_text(encoding="utf-8")
     section = html[html.index('id="text-en-es-test"'): html.index('id="speech-en-es-test"')]
-    tables = re.findall(r'<table class="ranking sortable">(.*?)</table>', section, re.S)
+    tables = re.findall(r'<table class="ranking sortable[^"]*">(.*?)</table>', section, re.S)
     assert len(tables) == len(board.regimes)
     for table, reg in zip(tables, board.regimes, strict=True):
         links = re.findall(r'<a href="runs/([^/]+)/index.html" class="team">', table)
