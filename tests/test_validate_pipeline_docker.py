@@ -21,3 +21,18 @@ def test_docker_pipeline_with_preflight(tmp_path):
     assert "[fail]" not in out
     assert (tmp_path / "out" / "val-docker" / "manifest.json").is_file()
     assert leftovers(f"harness.pid={proc.pid}") == []
+
+
+def test_a_failed_run_prints_its_failure_and_no_unrelated_preflight_lines(tmp_path):
+    """A command that crashes before its first instance: the report is the failure, its output's last lines and
+    where the results are, not the start-up time it could not measure nor the checks that passed."""
+    script = "import sys; print('loading the model from /nonexistent'); sys.exit(3)"
+    folder = make_submission(tmp_path / "subs", "val-crash", ["python3", "-c", script])
+    proc = validate(folder, tmp_path / "out")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "status       crash: exit code 3 after 0/3 instances" in out, out
+    assert "    | loading the model from /nonexistent" in out, out
+    for unrelated in ("start-up time", "peak memory", "[ok  ]", "[warn]"):
+        assert unrelated not in out, out
+    assert leftovers(f"harness.pid={proc.pid}") == []

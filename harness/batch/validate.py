@@ -31,11 +31,13 @@ MEMORY_WARN_FRACTION = 0.9
 
 @dataclass
 class Check:
-    """One preflight finding: `level` is ok, warn or fail."""
+    """One preflight finding: `level` is ok, warn or fail; `measured` is False when the run left nothing to measure
+    (no instance logged: no start-up time; no memory statistics)."""
 
     level: str
     name: str
     detail: str
+    measured: bool = True
 
 
 @dataclass
@@ -56,7 +58,19 @@ class Report:
     prepare_s: float | None = None  # the submission's `prepare:` command, before the run (never in latency)
 
     def ok(self) -> bool:
-        return self.status in (failures.OK, failures.PARTIAL) and not any(c.level == "fail" for c in self.checks)
+        return self.ran() and not any(c.level == "fail" for c in self.checks)
+
+    def ran(self) -> bool:
+        """Whether the run went through (ok, or partial output); otherwise it failed."""
+        return self.status in (failures.OK, failures.PARTIAL)
+
+    def shown_checks(self) -> list[Check]:
+        """The preflight checks the report prints: every one after a run that went through; after a failed run only
+        those that may explain the failure (a failed check, a measured warning), not the checks that passed nor
+        what the failure left unmeasured (`start-up time: unknown`)."""
+        if self.ran():
+            return self.checks
+        return [c for c in self.checks if c.level != "ok" and c.measured]
 
     def lines(self, primary: list[str]) -> list[str]:
         out = [f"submission   {printable(self.submission)}  (dataset {printable(self.dataset)})",
@@ -75,9 +89,10 @@ class Report:
                 ci_text = f"  95% CI [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
                 unit = f" {rec['unit']}" if rec.get("unit") else ""
                 out.append(f"{name:<12} {rec['score']:.2f}{unit}{ci_text}")
-        if self.checks:
+        checks = self.shown_checks()
+        if checks:
             out.append("preflight")
-            out += [f"  [{c.level:<4}] {c.name}: {c.detail}" for c in self.checks]
+            out += [f"  [{c.level:<4}] {c.name}: {c.detail}" for c in checks]
         out.append(f"output       {self.output}")
         return out
 
@@ -102,14 +117,15 @@ def preflight(manifest_run: dict[str, Any], image: dict[str, Any], memory_limit:
         checks.append(Check("ok" if startup <= STARTUP_WARN_S else "warn", "start-up time",
                             f"{startup:.1f} s from container start to the first request"))
     else:
-        checks.append(Check("warn", "start-up time", "unknown (no instance was logged)"))
+        checks.append(Check("warn", "start-up time", "unknown (no instance was logged)", measured=False))
     peak = manifest_run.get("peak_memory_bytes")
     if peak:
         frac = peak / memory_limit if memory_limit else 0
         checks.append(Check("ok" if frac <= MEMORY_WARN_FRACTION else "warn", "peak memory",
                             f"{_mb(peak)} of the {_mb(memory_limit)} limit ({100 * frac:.0f}%)"))
     else:
-        checks.append(Check("warn", "peak memory", "not measured (the engine reported no memory statistics)"))
+        checks.append(Check("warn", "peak memory", "not measured (the engine reported no memory statistics)",
+                            measured=False))
     return checks
 
 
