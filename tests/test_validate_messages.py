@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import harness_cli
 from tests.evaluate_data import support
 from tests.evaluate_data.support import CONFIG, make_submission
 from tests.harness_cli import read_terminal
@@ -111,3 +112,38 @@ def test_validate_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     assert proc.wait(timeout=120) == 0
     text = shown.decode("utf-8", "replace")
     assert "\x1b[2K" in text and "3/3" in text and "fine" in text, text
+
+
+#: a command that reads the weights its `fetch:` step downloads, as a participant's command does
+READS_WEIGHTS = ("python3 -c \"import os; open(os.environ.get('HARNESS_FETCH_DIR', '') + '/weights.bin').read()\" "
+                 "&& python3 probe_agent.py copy")
+
+
+def test_a_fetch_step_without_harness_fetch_dir_is_one_line_saying_what_to_do(tmp_path: Path) -> None:
+    """`--no-docker` runs no fetch step: with HARNESS_FETCH_DIR unset (or empty) nothing would hold the weights, so
+    validate stops before the run with one line naming the submission's fetch:, the variable and both ways out."""
+    folder = make_submission(tmp_path / "subs", "fetchy", READS_WEIGHTS, extra_yaml="fetch: python3 fetch.py\n")
+    proc = harness_cli.validate(folder, CONFIG, tmp_path / "out", "--no-docker", env={"HARNESS_FETCH_DIR": ""})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for said in (str(folder / "submission.yaml"), "fetch", "--no-docker", "HARNESS_FETCH_DIR is unset",
+                 "set HARNESS_FETCH_DIR to a folder", "validate with Docker"):
+        assert said in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fetch_step_with_harness_fetch_dir_runs_on_that_folder(tmp_path: Path) -> None:
+    """HARNESS_FETCH_DIR names the folder the fetch step would have filled (relative to where validate runs): the
+    command reads its weights there; a folder that does not exist is one line naming it."""
+    folder = make_submission(tmp_path / "subs", "fetchy", READS_WEIGHTS, extra_yaml="fetch: python3 fetch.py\n")
+    (tmp_path / "fetched").mkdir()
+    (tmp_path / "fetched" / "weights.bin").write_bytes(b"\0" * 16)
+    done = harness_cli.run_harness("validate", str(folder), "--config", str(CONFIG), "--output", str(tmp_path / "out"),
+                                   "--no-docker", cwd=tmp_path, env={"HARNESS_FETCH_DIR": "fetched"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "status       ok" in done.stdout, done.stdout
+    missing = harness_cli.validate(folder, CONFIG, tmp_path / "out2", "--no-docker",
+                                   env={"HARNESS_FETCH_DIR": str(tmp_path / "nowhere")})
+    one_line_error(missing, tmp_path / "nowhere")
+    assert "HARNESS_FETCH_DIR" in missing.stderr

@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise HarnessError(f"{args.submission}: submission folder not found")
     for track in _tracks_run(config, args.submission, args.dataset):
         require_dataset(config, track, args.dataset)
+    if args.no_docker:
+        _local_fetch_dir(args.submission)
     if args.output is not None:
         check_results_folder(args.output, resume=False, overwrite=args.overwrite, can_resume=False)
     output = (args.output or validate.default_output()).resolve()
@@ -62,6 +64,34 @@ def run(args: argparse.Namespace) -> int:
     for line in report.lines([track.primary_quality, track.primary_latency]):
         print(line)
     return 0 if report.ok() else 1
+
+
+def _local_fetch_dir(folder: Path) -> None:
+    """`--no-docker` runs no `fetch:` step: a submission that has one needs HARNESS_FETCH_DIR to name a folder
+    holding what the step would download, else one line says so and what to do. The variable is made absolute
+    here, since the command runs in the submission folder."""
+    import os
+
+    from harness.errors import HarnessError
+    from harness.intake.submission import load_submission
+    from harness.run.fetch import FETCH_ENV
+
+    try:
+        fetch = load_submission(folder).fetch
+    except HarnessError:  # the pipeline reports the submission's own mistake as its status
+        return
+    if not fetch:
+        return
+    given = os.environ.get(FETCH_ENV, "")
+    if not given:
+        raise HarnessError(f"{folder / 'submission.yaml'}: fetch: does not run with --no-docker and {FETCH_ENV} is "
+                           f"unset: set {FETCH_ENV} to a folder holding what the fetch step downloads (the weights), "
+                           f"or validate with Docker (without --no-docker)")
+    fetched = Path(given).resolve()
+    if not fetched.is_dir():
+        raise HarnessError(f"{FETCH_ENV}={given}: no such folder ({fetched}); --no-docker runs no fetch step: name "
+                           f"a folder holding what {folder / 'submission.yaml'}'s fetch: downloads")
+    os.environ[FETCH_ENV] = str(fetched)
 
 
 def _tracks_run(config: TaskConfig, folder: Path, dataset: str) -> list[Track]:
