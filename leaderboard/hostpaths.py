@@ -53,7 +53,8 @@ class HostPaths:
         if self._pattern is None and self.roots:
             forms = {form for root in self.roots for form in (root, str(escape(root)))}
             alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-            self._pattern = re.compile(rf"(?<![{_NAME}/])({alternatives})(?:(/)|(?![{_NAME}/]))")
+            start = rf"(?:(?<![{_NAME}/])|(?<=file://))"  # where a path starts, or a file:// address's path
+            self._pattern = re.compile(rf"{start}({alternatives})(?:(/)|(?![{_NAME}/]))")
         return self._pattern
 
     def text(self, value: str) -> str:
