@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "human": "human judgments: blind rating sheets out, ratings in, agreement and correlations",
     "image": "build the harness base image (air-gapped: from Debian packages)",
     "fetch-cache": "list or remove the fetch step's cache volumes",
+    "portal": "the campaign portal: teams submit and follow their runs; tokens (organizers)",
+    "submit": "submit a folder to the campaign portal and follow it (participants)",
 }
 
 

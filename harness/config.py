@@ -41,7 +41,8 @@ LONGFORM_ENDS = ("reference", "audio")
 LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 # The keys each YAML mapping may hold (limits: the fields of `Limits`); anything else is a one-line error.
-_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics", "fetch", "secrets")
+#: `portal:` is read by `harness portal` alone (harness/portal/phases.py): the stages below never see it
+_TOP_FIELDS = ("task", "tracks", "limits", "backend", "swarm", "metrics", "fetch", "secrets", "portal")
 BACKENDS = ("local", "swarm")
 _SWARM_FIELDS = ("registry", "data_label", "build_engine")
 _FETCH_FIELDS = ("allow", "network")

@@ -221,6 +221,8 @@ def _scripts_section(folder: Path) -> Iterator[str]:
 
 #: what each `HARNESS_*` variable the code reads does (the names are found in the code: a new one needs a line here)
 ENVIRONMENT = {
+    "HARNESS_PORTAL_TOKEN": "a team's portal token for `harness submit` (else `~/.config/harness/portal-token`, "
+                            "mode 600)",
     "HARNESS_AIR_GAPPED": "`1`: build the base image from Debian packages (debootstrap), never from a registry; `0`: "
                           "always the registry; unset: the engine tries the registry, and one that has not answered "
                           "within 10 s means Debian packages (the build says which, in one line)",

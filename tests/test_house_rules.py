@@ -176,6 +176,8 @@ LAYERS: tuple[str, ...] = (
     "harness.batch",
     # after the results exist: they only read results
     "harness.human", "harness.captions", "leaderboard",
+    # the campaign portal: above the batch it drives (issue 46)
+    "harness.portal",
     # the commands, on top
     "harness.commands", "harness.cli", "harness.__main__",
     # the reference pages, generated from the command line's parsers

@@ -1,0 +1,89 @@
+"""A finished upload becomes a submission: the archive's members are checked before anything is extracted, the
+folder is checked as `harness check` checks it, the phase must be open and the team's limits not reached; only
+then is the folder moved into `STATE/submissions/ID` (atomically) and its jobs queued. Anything wrong is one line
+for the team, and nothing of theirs is kept."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from harness.config import TaskConfig
+from harness.digest import sha256_file
+from harness.errors import HarnessError
+from harness.images.checks import check_submission
+from harness.portal.archive import extract_checked
+from harness.portal.counters import counters
+from harness.portal.phases import PortalSettings
+from harness.portal.store import Store, SubmissionRecord
+
+_accepting = threading.Lock()  # limits are checked and the submission recorded as one step
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """What intake needs: the store, the state folder, the task config and the portal's settings."""
+
+    store: Store
+    state: Path
+    config: TaskConfig
+    settings: PortalSettings
+
+
+def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> SubmissionRecord:
+    """Check `archive` (a tar.gz of a submission folder uploaded by `team`) and record it as a submission of the
+    phase open at `now`, or raise a HarnessError with one line."""
+    phase = campaign.settings.open_phase(now)
+    if phase is None:
+        raise HarnessError(_closed_line(campaign.settings, now))
+    incoming = campaign.state / "submissions" / f".incoming-{secrets.token_hex(8)}"
+    try:
+        extract_checked(archive, incoming)
+        folder = _submission_root(incoming)
+        report = check_submission(folder, campaign.config, use_docker=False)
+        if not report.ok:
+            errors = report.errors
+            more = f" (and {len(errors) - 1} more: run `harness check` on the folder)" if len(errors) > 1 else ""
+            raise HarnessError(f"{errors[0].message}{more}")
+        sub = report.submission
+        assert sub is not None
+        names = {team, *(t for t in [_team_name(campaign.store, team)] if t)}
+        if sub.team not in names:
+            raise HarnessError(f"submission.yaml: team: {sub.team!r} is not your team ({team!r})")
+        with _accepting:
+            full = [c for c in counters(campaign.store, team, phase, now) if c.reached]
+            if full:
+                raise HarnessError(f"phase {phase.name}: limit reached: {full[0].line()}")
+            digest = sha256_file(archive)
+            sub_id = f"{team}-{secrets.token_hex(6)}"
+            target = campaign.state / "submissions" / sub_id
+            folder.rename(target)
+            return campaign.store.add_submission(team, phase.name, sub.track, sub.system, str(target), digest,
+                                                 phase.datasets, submission_id=sub_id)
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)
+
+
+def _submission_root(extracted: Path) -> Path:
+    """The folder holding submission.yaml: the archive's top, or its one top-level folder."""
+    if (extracted / "submission.yaml").is_file():
+        return extracted
+    inner = [p for p in extracted.iterdir() if p.is_dir()]
+    if len(inner) == 1 and (inner[0] / "submission.yaml").is_file():
+        return inner[0]
+    raise HarnessError("the upload holds no submission.yaml (at its top, or in its one folder)")
+
+
+def _team_name(store: Store, team: str) -> str | None:
+    return store.team_name(team)
+
+
+def _closed_line(settings: PortalSettings, now: datetime) -> str:
+    upcoming = sorted((p for p in settings.phases if p.opens > now), key=lambda p: p.opens)
+    if upcoming:
+        return f"no phase is open now: {upcoming[0].name} opens {upcoming[0].opens:%Y-%m-%d %H:%M} UTC"
+    return "no phase is open now: every phase has closed"

@@ -1,0 +1,168 @@
+"""The campaign's phases and limits: the `portal:` section of the task config (read here only; the stages below
+ignore it).
+
+    portal:
+      runs_per_team: 2                      # a team's runs at once across phases (the queue's fairness cap)
+      max_upload_mb: 2048
+      upload_expires_h: 24
+      phases:
+        - name: dev
+          datasets: [dev]
+          opens: 2026-11-01T00:00:00Z       # UTC
+          closes: 2026-12-15T23:59:59Z
+          results: team                     # team | public | hidden (nobody until the reveal)
+          limits: {per_day: 5, total: 50, at_once: 2, failures: 10}
+
+`per_day` and `total` count a team's submissions that did not fail through the organizer's fault and were not
+cancelled; `failures` caps those that failed through the team's own fault (a separate, visible counter). A day is
+a UTC day: counters reset at 00:00 UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.yamlio import parse_yaml, read_text
+
+VISIBILITY = ("team", "public", "hidden")
+_PORTAL_FIELDS = {"runs_per_team", "max_upload_mb", "upload_expires_h", "phases"}
+_PHASE_FIELDS = {"name", "datasets", "opens", "closes", "results", "limits"}
+_LIMIT_FIELDS = ("per_day", "total", "at_once", "failures")
+
+
+@dataclass(frozen=True)
+class PhaseLimits:
+    """A phase's limits per team (None: no limit)."""
+
+    per_day: int | None = None
+    total: int | None = None
+    at_once: int | None = None
+    failures: int | None = None
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase: which datasets a submission is evaluated on, when it is open, who sees its results."""
+
+    name: str
+    datasets: tuple[str, ...]
+    opens: datetime
+    closes: datetime
+    results: str = "team"
+    limits: PhaseLimits = PhaseLimits()
+
+    def is_open(self, now: datetime) -> bool:
+        """Whether submissions are taken at `now` (UTC)."""
+        return self.opens <= now < self.closes
+
+
+@dataclass(frozen=True)
+class PortalSettings:
+    """The `portal:` section."""
+
+    phases: tuple[Phase, ...]
+    runs_per_team: int = 2
+    max_upload_bytes: int = 2048 * 1024**2
+    upload_expires_s: int = 24 * 3600
+
+    def phase(self, name: str) -> Phase:
+        """The phase called `name` (one line naming the known ones otherwise)."""
+        for p in self.phases:
+            if p.name == name:
+                return p
+        raise ConfigError(f"no phase {name!r} (phases: {', '.join(p.name for p in self.phases)})")
+
+    def open_phase(self, now: datetime) -> Phase | None:
+        """The phase open at `now` (the first of several), or None."""
+        return next((p for p in self.phases if p.is_open(now)), None)
+
+
+def next_reset(now: datetime) -> datetime:
+    """When the per-day counters reset next: the next 00:00 UTC."""
+    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day + timedelta(days=1)
+
+
+def load_portal_settings(config_path: Path, datasets: set[str]) -> PortalSettings:
+    """The `portal:` section of the task config at `config_path`; `datasets` are the config's dataset names."""
+    raw = parse_yaml(read_text(config_path, ConfigError, missing="config file not found"), config_path, ConfigError)
+    section = raw.get("portal") if isinstance(raw, dict) else None
+    where = f"{config_path}: portal"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: the task config needs a `portal:` section with its phases for `harness portal`")
+    _only(section, _PORTAL_FIELDS, where)
+    phases_raw = section.get("phases")
+    if not isinstance(phases_raw, list) or not phases_raw:
+        raise ConfigError(f"{where}.phases: a list of phases is required")
+    phases = tuple(_phase(p, f"{where}.phases[{i}]", datasets) for i, p in enumerate(phases_raw))
+    names = [p.name for p in phases]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}.phases: phase names must differ ({', '.join(names)})")
+    return PortalSettings(
+        phases=phases,
+        runs_per_team=_count(section, "runs_per_team", where, 2),
+        max_upload_bytes=_count(section, "max_upload_mb", where, 2048) * 1024**2,
+        upload_expires_s=_count(section, "upload_expires_h", where, 24) * 3600)
+
+
+def _phase(raw: Any, where: str, datasets: set[str]) -> Phase:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a mapping of {', '.join(sorted(_PHASE_FIELDS))}")
+    _only(raw, _PHASE_FIELDS, where)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}.name: a name is required")
+    names = raw.get("datasets")
+    if not isinstance(names, list) or not names or not all(isinstance(d, str) for d in names):
+        raise ConfigError(f"{where}.datasets: a list of dataset names is required")
+    for d in names:
+        if d not in datasets:
+            known = ", ".join(sorted(datasets))
+            raise ConfigError(f"{where}.datasets: no track has a dataset {d!r} (datasets: {known})")
+    opens, closes = _time(raw, "opens", where), _time(raw, "closes", where)
+    if closes <= opens:
+        raise ConfigError(f"{where}.closes: must be after opens")
+    results = raw.get("results", "team")
+    if results not in VISIBILITY:
+        raise ConfigError(f"{where}.results: {results!r} is not one of {', '.join(VISIBILITY)}")
+    limits_raw = raw.get("limits") or {}
+    if not isinstance(limits_raw, dict):
+        raise ConfigError(f"{where}.limits: a mapping of {', '.join(_LIMIT_FIELDS)}")
+    _only(limits_raw, set(_LIMIT_FIELDS), f"{where}.limits")
+    limits = PhaseLimits(**{k: _count(limits_raw, k, f"{where}.limits", None) for k in _LIMIT_FIELDS})
+    return Phase(name, tuple(names), opens, closes, results, limits)
+
+
+def _only(raw: dict, allowed: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in raw if k not in allowed)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(sorted(allowed))})")
+
+
+def _count(raw: dict, key: str, where: str, default: int | None) -> Any:
+    value = raw.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}.{key}: a whole number of 0 or more, got {value!r}")
+    return value
+
+
+def _time(raw: dict, key: str, where: str) -> datetime:
+    value = raw.get(key)
+    if isinstance(value, datetime):  # YAML reads an unquoted timestamp itself
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"{where}.{key}: {value!r} is not an ISO 8601 time (2026-12-01T00:00:00Z)") from None
+    else:
+        raise ConfigError(f"{where}.{key}: a time in UTC is required (2026-12-01T00:00:00Z)")
+    if moment.tzinfo is None or moment.utcoffset() != timedelta(0):
+        raise ConfigError(f"{where}.{key}: {value!s} must be in UTC (end it with Z)")
+    return moment.astimezone(timezone.utc)

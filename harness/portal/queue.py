@@ -1,0 +1,199 @@
+"""The portal's queue: picks queued jobs fairly (fairness.py) and evaluates them with `harness evaluate` into
+`STATE/results`, one evaluation at a time (several submissions of one dataset in one, `--workers` of them), so the
+results folder is written exactly as the command writes it. Each job's state follows the evaluation's progress
+lines; its end comes from `summary.json`. The evaluation dies with the portal (PR_SET_PDEATHSIG), and a portal
+started again queues what was at work (`Store.requeue_interrupted`); `--resume` redoes only unfinished runs."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from harness import layout
+from harness.jsonio import read_json_or_none
+from harness.portal.fairness import pick_fair
+from harness.portal.lifecycle import OUR_FAULT, JobState, can_move, outcome
+from harness.portal.store import Job, Store
+
+#: the instance counter of a progress line of `harness evaluate` (printed when not on a terminal)
+COUNTS = re.compile(r"^\d+/\d+$")
+_STATE_OF_WORD = {"checking": JobState.BUILDING, "building": JobState.BUILDING, "fetching": JobState.BUILDING,
+                  "starting": JobState.RUNNING, "running": JobState.RUNNING, "scoring": JobState.SCORING}
+
+
+@dataclass
+class Batch:
+    """One `harness evaluate` at work: its jobs by submission id, and the ones cancelled while it ran."""
+
+    dataset: str
+    jobs: dict[str, Job]
+    process: subprocess.Popen[str] | None = None
+    cancelled: set[str] = field(default_factory=set)
+    stderr: list[str] = field(default_factory=list)
+
+
+class Queue:
+    """Evaluates queued jobs in the background; `wake()` after a change, `stop()` at shutdown."""
+
+    def __init__(self, store: Store, state: Path, config: Path, per_team: int = 2, workers: int = 2,
+                 extra_args: tuple[str, ...] = ()) -> None:
+        self.store, self.state, self.config = store, state, config
+        self.per_team, self.workers, self.extra_args = per_team, workers, extra_args
+        self.results = state / "results"
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._batch: Batch | None = None
+        self._served: dict[str, int] = {}
+        self._turn = 0
+        self._thread = threading.Thread(target=self._loop, name="portal-queue", daemon=True)
+        self.idle = threading.Event()  # set whenever the queue has nothing to start and nothing at work
+
+    def start(self) -> None:
+        self.store.requeue_interrupted()
+        self._thread.start()
+
+    def wake(self) -> None:
+        self.idle.clear()
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        with self._lock:
+            batch = self._batch
+        if batch is not None and batch.process is not None and batch.process.poll() is None:
+            batch.process.send_signal(signal.SIGTERM)
+        self._thread.join(timeout=120)
+
+    def cancel(self, job: Job, who: str) -> Job:
+        """Cancel a job: a queued one at once; one at work by stopping its evaluation (the batch's other jobs are
+        queued again, in their place, and count against nothing)."""
+        with self._lock:
+            batch = self._batch
+            at_work = batch is not None and job.submission in batch.jobs
+            if at_work and batch is not None:
+                batch.cancelled.add(job.submission)
+                if batch.process is not None and batch.process.poll() is None:
+                    batch.process.send_signal(signal.SIGTERM)
+        if not at_work:
+            job = self.store.move(job.id, JobState.CANCELLED, who=who, reason=f"cancelled by {who}")
+        self.wake()
+        return job
+
+    # ------------------------------------------------------------------------------------------ the loop
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            batch = self._next_batch()
+            if batch is None:
+                self.idle.set()
+                self._wake.wait(timeout=5)
+                self._wake.clear()
+                continue
+            self._run(batch)
+
+    def _next_batch(self) -> Batch | None:
+        queued = self.store.jobs(states=(JobState.QUEUED,))
+        if not queued:
+            return None
+        first = min(queued, key=lambda j: j.seq)
+        same = [j for j in queued if j.dataset == first.dataset]  # one evaluation evaluates one dataset
+        chosen = pick_fair(same, Counter(), set(), self.per_team, self.workers, self._served)
+        jobs = {j.submission: j for j in chosen if isinstance(j, Job)}
+        for job in jobs.values():
+            self._turn += 1
+            self._served[job.team] = self._turn
+        return Batch(first.dataset, jobs) if jobs else None
+
+    def _run(self, batch: Batch) -> None:
+        for job in batch.jobs.values():
+            self.store.move(job.id, JobState.BUILDING)
+        args = [sys.executable, "-m", "harness", "evaluate",
+                *(f"{sub}={self.store_folder(sub)}" for sub in batch.jobs), "--config", str(self.config),
+                "--output", str(self.results), "--dataset", batch.dataset, "--resume",
+                "--workers", str(len(batch.jobs)), *self.extra_args]
+        with self._lock:
+            batch.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                             stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self._batch = batch
+        assert batch.process.stdout is not None and batch.process.stderr is not None
+        errors = threading.Thread(target=_collect, args=(batch.process.stderr, batch.stderr), daemon=True)
+        errors.start()
+        self._follow(batch, batch.process.stdout)
+        code = batch.process.wait()
+        errors.join(timeout=30)
+        with self._lock:
+            self._batch = None
+        self._finish(batch, code)
+
+    def store_folder(self, submission: str) -> Path:
+        sub = self.store.submission(submission)
+        assert sub is not None
+        return Path(sub.folder)
+
+    def _follow(self, batch: Batch, stdout: IO[str]) -> None:
+        """Move each job along as the evaluation's progress lines say ("ID DATASET STATE [DONE/TOTAL] TIME")."""
+        for line in stdout:
+            parts = line.split()
+            if len(parts) < 3 or parts[0] not in batch.jobs or parts[1] != batch.dataset:
+                continue
+            job = batch.jobs[parts[0]]
+            counts = next((p for p in parts[3:] if COUNTS.match(p)), None)
+            if counts is not None:
+                done, total = counts.split("/")
+                self.store.progress(job.id, int(done), int(total))
+            new, current = _STATE_OF_WORD.get(parts[2]), self.store.job(job.id)
+            if new is not None and current is not None and current.state != new and can_move(current.state, new):
+                self.store.move(job.id, new)
+
+    def _finish(self, batch: Batch, code: int) -> None:
+        """Each job's end: cancelled ones cancelled, the others from summary.json (or, when the evaluation could
+        not start or was stopped, queued again or failed through our fault with its one line)."""
+        summary = read_json_or_none(layout.ResultsDir(self.results).summary)
+        runs = {(r.get("submission"), r.get("dataset")): r for r in
+                (summary.get("runs") or [] if isinstance(summary, dict) else []) if isinstance(r, dict)}
+        stopped = self._stop.is_set()
+        for sub, job in batch.jobs.items():
+            if sub in batch.cancelled:
+                self.store.move(job.id, JobState.CANCELLED, who="portal", reason="cancelled while it ran")
+                continue
+            run = runs.get((sub, batch.dataset))
+            if stopped or (batch.cancelled and (run is None or _unfinished(run))):
+                self.store.move(job.id, JobState.QUEUED)  # not its fault: again, in its place
+                continue
+            if run is None or code not in (0, 1):
+                why = batch.stderr[-1].strip() if batch.stderr else f"harness evaluate exited {code}"
+                self.store.move(job.id, JobState.FAILED, failure=sorted(OUR_FAULT)[0], reason=why[:500])
+                continue
+            state, failure = outcome(str(run.get("status")))
+            self.store.move(job.id, state, failure=failure, reason=run.get("reason"))
+        self.wake()
+
+
+def _unfinished(run: dict) -> bool:
+    return run.get("status") is None
+
+
+def _collect(stream: IO[str], into: list[str]) -> None:
+    for line in stream:
+        into.append(line)
+        del into[:-50]
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the portal dies (even by SIGKILL), so its runs are torn down."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass

@@ -1,0 +1,91 @@
+"""Starting the portal: its state folder, the database, the queue, the web server; and the token actions."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from harness.config import load_config
+from harness.errors import HarnessError
+from harness.portal.app import Portal, cookie_secret, make_app
+from harness.portal.intake import Campaign
+from harness.portal.phases import load_portal_settings
+from harness.portal.queue import Queue
+from harness.portal.store import Store
+from harness.portal.teams import ORGANIZER, load_teams
+
+DATABASE = "portal.sqlite3"
+
+
+def open_store(state: Path, teams: Path | None) -> Store:
+    """The state folder's database, with the teams of `teams` (when given) brought in."""
+    state.mkdir(parents=True, exist_ok=True)
+    store = Store(state / DATABASE)
+    if teams is not None:
+        store.sync_teams(load_teams(teams))
+    return store
+
+
+def build(config: Path, teams: Path, state: Path, workers: int) -> Portal:
+    """The portal of a campaign (not yet serving)."""
+    task = load_config(config, check_files=False)
+    datasets = {name for track in task.tracks for name in track.datasets}
+    settings = load_portal_settings(config, datasets)
+    store = open_store(state, teams)
+    for sub in ("uploads", "submissions", "results"):
+        (state / sub).mkdir(exist_ok=True)
+    campaign = Campaign(store, state, task, settings)
+    queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
+    return Portal(campaign, queue)
+
+
+def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> int:
+    """Serve until SIGINT or SIGTERM; the queue's evaluation is stopped and what it ran is queued again."""
+    host, _, port_text = listen.rpartition(":")
+    if not host or not port_text.isdigit():
+        raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
+    portal = build(config, teams, state, workers)
+    app = make_app(portal, cookie_secret(state))
+
+    async def main() -> None:
+        try:
+            server = app.listen(int(port_text), address=host, max_body_size=portal.campaign.settings.max_upload_bytes,
+                                max_buffer_size=64 * 1024**2, xheaders=True)
+        except OSError as exc:
+            raise HarnessError(f"--listen {listen}: {exc.strerror}") from None
+        portal.queue.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        bound = next(iter(server._sockets.values())).getsockname()
+        print(f"harness portal: listening on http://{bound[0]}:{bound[1]}", flush=True)
+        await stop.wait()
+        server.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        portal.queue.stop()
+        portal.store.close()
+    print("harness portal: stopped", file=sys.stderr)
+    return 0
+
+
+def issue(state: Path, teams: Path | None, owner: str, ttl_s: float | None, rotate: bool) -> str:
+    """A new token for a team (or the organizer), shown once."""
+    store = open_store(state, teams)
+    try:
+        return store.issue_token(owner if owner != ORGANIZER else ORGANIZER, ttl_s, rotate)
+    finally:
+        store.close()
+
+
+def revoke(state: Path, teams: Path | None, owner: str) -> int:
+    store = open_store(state, teams)
+    try:
+        return store.revoke_tokens(owner)
+    finally:
+        store.close()
