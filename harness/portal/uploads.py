@@ -29,7 +29,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,10 @@ _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _METADATA_KEY = re.compile(r"[!#-+\--~]+")  # printable ASCII without space and comma
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _MAX_METADATA = 4096  # characters of an Upload-Metadata header
+DRAIN_LIMIT = 16 << 20  # a refused PATCH body up to this size is read (and dropped) before the answer
 
-#: Who the caller is: the owner id of the request, or an HTTPError 401/403 raised.
-Identify = Callable[[tornado.web.RequestHandler], str]
+#: Who the caller is: the owner id of the request, or an HTTPError 401/403 raised (it may be a coroutine function).
+Identify = Callable[[tornado.web.RequestHandler], "str | Awaitable[str]"]
 #: What happens when an upload is complete: (staging file, metadata, owner). The callback owns the file: it moves
 #: or copies it; whatever is left at the path when it returns is removed. A HarnessError refuses the upload (422,
 #: its one line); it may be a coroutine function.
@@ -72,6 +73,13 @@ class UploadSettings:
     clock: Callable[[], float] = time.time  # seconds since the epoch (a test may pass its own)
     _active: set[str] = field(default_factory=set, init=False, repr=False, compare=False)  # ids with a PATCH going
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    def sweep(self) -> list[str]:
+        """`sweep_expired` of this staging folder at this clock's time, sparing the uploads a PATCH is writing
+        (call it from the server's IOLoop, e.g. a tornado.ioloop.PeriodicCallback)."""
+        with self._lock:
+            busy = set(self._active)
+        return sweep_expired(self.staging, self.clock(), busy=busy)
 
 
 @dataclass
@@ -147,16 +155,17 @@ def parse_metadata(header: str) -> dict[str, str]:
     return found
 
 
-def sweep_expired(staging: Path, now: float | None = None) -> list[str]:
-    """Remove the files of every upload of `staging` whose expiry has passed (unfinished or complete) and the
-    leftovers of a state file that is gone or unreadable; returns the ids removed, sorted."""
+def sweep_expired(staging: Path, now: float | None = None, *, busy: Collection[str] = ()) -> list[str]:
+    """Remove the files of every upload of `staging` whose expiry has passed (unfinished or complete), and the
+    leftovers of one whose state file is gone or unreadable, except the uploads in `busy` (a PATCH is writing
+    them: `UploadSettings.sweep` passes its own). Returns the ids removed, sorted."""
     now = time.time() if now is None else now
     removed: set[str] = set()
     if not staging.is_dir():
         return []
     for path in staging.iterdir():
         upload_id, _, suffix = path.name.rpartition(".")
-        if suffix not in ("json", "part") or not _ID.fullmatch(upload_id):
+        if suffix not in ("json", "part") or not _ID.fullmatch(upload_id) or upload_id in busy:
             continue
         info = UploadInfo.load(staging, upload_id)
         if info is None or info.expires <= now:
@@ -171,7 +180,7 @@ class UploadHandler(tornado.web.RequestHandler):
 
     SUPPORTED_METHODS = ("OPTIONS", "POST", "HEAD", "PATCH")
 
-    def initialize(self, settings: UploadSettings) -> None:  # type: ignore[override]
+    def initialize(self, settings: UploadSettings) -> None:
         """Tornado passes the route's kwargs here."""
         self.upload = settings
         self.owner = ""
@@ -180,7 +189,7 @@ class UploadHandler(tornado.web.RequestHandler):
         self._received = 0  # body bytes of this PATCH written so far
         self._chunk_hash: Any = None  # the hash of this PATCH's body when Upload-Checksum names one
         self._chunk_digest = b""
-        self._failure: UploadError | None = None  # what stopped the body (the answer once it has ended)
+        self._failure: tornado.web.HTTPError | None = None  # what stopped the body (the answer once it has ended)
         self._locked = False  # this request holds the upload's PATCH lock
 
     # -- answers ------------------------------------------------------------------------------------------------
@@ -208,13 +217,30 @@ class UploadHandler(tornado.web.RequestHandler):
 
     async def prepare(self) -> None:
         """Checks of every request (Tus-Resumable, the caller, the upload); a PATCH also opens its staging file
-        here, before the body arrives, so that each piece of the body is written as it comes."""
+        here, before the body arrives, so that each piece of the body is written as it comes.
+
+        A PATCH refused here with a body of at most `DRAIN_LIMIT` bytes is answered once its body is read:
+        answering first would make tornado close the connection with the body unread, and the client may then
+        see the connection reset instead of the answer."""
+        try:
+            await self._check()
+        except tornado.web.HTTPError as exc:
+            length = self.request.headers.get("Content-Length", "")
+            if self.request.method != "PATCH" or not length.isdigit() or int(length) > DRAIN_LIMIT:
+                raise
+            self._failure = exc
+            self._close_file(keep=False)
+            self._release()
+            self.request.connection.set_max_body_size(DRAIN_LIMIT)  # type: ignore[union-attr]
+
+    async def _check(self) -> None:
         if self.request.method == "OPTIONS":
             return
         if self.request.headers.get("Tus-Resumable") != TUS_VERSION:
             raise UploadError(412, f"the request needs the header Tus-Resumable: {TUS_VERSION}",
                               headers={"Tus-Version": TUS_VERSION})
-        self.owner = self.upload.identify(self)
+        owner = self.upload.identify(self)
+        self.owner = await owner if inspect.isawaitable(owner) else owner
         if self.request.method == "POST":
             if self.path_args and self.path_args[0]:
                 raise UploadError(405, "POST creates an upload on the collection, not on an upload's URL")
@@ -286,7 +312,7 @@ class UploadHandler(tornado.web.RequestHandler):
         info = self.info
         assert info is not None
         self._offset_headers(info)
-        if "sha256" in info.metadata or info.metadata:
+        if info.metadata:
             self.set_header("Upload-Metadata", ",".join(
                 f"{k} {base64.b64encode(v.encode()).decode()}" for k, v in info.metadata.items()))
         self.set_status(200)
@@ -309,6 +335,8 @@ class UploadHandler(tornado.web.RequestHandler):
             raise UploadError(415, f"PATCH needs Content-Type: {OCTET_STREAM}, not {content_type or 'none'!r}")
         offset = _non_negative(headers.get("Upload-Offset"), "Upload-Offset")
         if info.completed:
+            if offset == info.length and headers.get("Content-Length") == "0":
+                return  # the client asks again whether its last PATCH completed the upload: it did (204)
             raise UploadError(409, f"upload {info.id} is complete: nothing more to send",
                               headers={"Upload-Offset": str(info.offset)})
         if offset != info.offset:
@@ -319,7 +347,8 @@ class UploadHandler(tornado.web.RequestHandler):
             size = _non_negative(declared, "Content-Length")
             if offset + size > info.length:
                 raise UploadError(413, f"{size} bytes at offset {offset} go past Upload-Length {info.length}")
-        self.request.connection.set_max_body_size(info.length - offset)  # type: ignore[attr-defined]
+        # a chunked body a little past the length reaches data_received (413); far past it, tornado cuts it off
+        self.request.connection.set_max_body_size(info.length - offset + 65536)  # type: ignore[union-attr]
         checksum = headers.get("Upload-Checksum")
         if checksum is not None:
             algorithm, _, value = checksum.strip().partition(" ")
@@ -355,14 +384,15 @@ class UploadHandler(tornado.web.RequestHandler):
             return  # the answer is decided: the rest of the body is read and dropped
         assert self.info is not None
         if self.info.offset + self._received + len(chunk) > self.info.length:
-            self._failure = UploadError(413, f"the body goes past Upload-Length {self.info.length}")
+            self._failure = UploadError(413, f"the body goes past Upload-Length {self.info.length}: this PATCH "
+                                             "is discarded")
             return
         view = memoryview(chunk)
         while view:
             try:
                 written = os.write(self._file, view)
             except OSError as exc:
-                self._failure = _write_failure(exc, self.info)
+                self._failure = _write_failure(exc, self.info, checked=self._chunk_hash is not None)
                 return
             if self._chunk_hash is not None:
                 self._chunk_hash.update(view[:written])
@@ -371,43 +401,47 @@ class UploadHandler(tornado.web.RequestHandler):
 
     async def patch(self, upload_id: str) -> None:
         """The body has arrived: verify the chunk, commit the new offset, and complete the upload at its end."""
-        info = self.info
-        assert info is not None
+        failure, info = self._failure, self.info
+        if failure is None and self._chunk_hash is not None and \
+                not secrets.compare_digest(self._chunk_hash.digest(), self._chunk_digest):
+            failure = UploadError(460, f"Upload-Checksum does not match the {self._received} bytes received at "
+                                       f"offset {info.offset if info else 0}: the chunk is discarded, send it again",
+                                  reason="Checksum Mismatch")
+        # a disk that filled up keeps the bytes written, unless they were to be checked as one chunk
+        keep = failure is None or (failure.status_code == 507 and self._chunk_hash is None)
         try:
-            failure = self._failure
-            if failure is None and self._chunk_hash is not None and \
-                    not secrets.compare_digest(self._chunk_hash.digest(), self._chunk_digest):
-                failure = UploadError(460, f"Upload-Checksum does not match the {self._received} bytes received at "
-                                           f"offset {info.offset}: the chunk is discarded, send it again",
-                                      reason="Checksum Mismatch")
-            keep = failure is None or (self._chunk_hash is None and failure.status_code == 507)
-            self._commit(info, keep=keep)
+            self._close_file(keep=keep)
         finally:
             self._release()
         if failure is not None:
-            failure.headers["Upload-Offset"] = str(info.offset)
+            if isinstance(failure, UploadError) and info is not None:
+                failure.headers["Upload-Offset"] = str(info.offset)
             raise failure
-        if info.offset == info.length:
+        assert info is not None
+        if info.offset == info.length and not info.completed:
             await self._complete(info)
         self._offset_headers(info)
         self.set_status(204)
 
-    def _commit(self, info: UploadInfo, keep: bool) -> None:
-        """Close the staging file; with `keep`, the bytes of this PATCH count (synced, then the offset saved)."""
+    def _close_file(self, keep: bool) -> None:
+        """Close the staging file; with `keep`, the bytes of this PATCH count (synced to disk, then the new
+        offset saved); without, they are cut off."""
         fd, self._file = self._file, None
-        if fd is None:
+        if fd is None or self.info is None:
             return
         try:
             if keep and self._received:
                 os.fsync(fd)
-                info.offset += self._received
-                info.save(self.upload.staging)
-            else:
-                os.ftruncate(fd, info.offset)
+                self.info.offset += self._received
+                self.info.save(self.upload.staging)
+            elif os.fstat(fd).st_size > self.info.offset:
+                os.ftruncate(fd, self.info.offset)
         finally:
             os.close(fd)
+            self._received = 0
 
     def _release(self) -> None:
+        """Let the next PATCH of this upload in."""
         if self._locked and self.info is not None:
             with self.upload._lock:
                 self.upload._active.discard(self.info.id)
@@ -415,19 +449,16 @@ class UploadHandler(tornado.web.RequestHandler):
 
     def on_connection_close(self) -> None:
         """The client went away in the middle of a PATCH: the bytes written count, unless a checksum was due."""
-        if self._file is not None and self.info is not None:
-            try:
-                self._commit(self.info, keep=self._chunk_hash is None and self._failure is None)
-            except OSError:
-                pass
+        try:
+            self._close_file(keep=self._chunk_hash is None and self._failure is None)
+        except OSError:
+            pass
+        finally:
             self._release()
 
     def on_finish(self) -> None:
         """An answer sent before the body ended (a refusal in prepare) still closes the file and the lock."""
-        if self._file is not None:
-            os.close(self._file)
-            self._file = None
-        self._release()
+        self.on_connection_close()
 
     # -- completion ---------------------------------------------------------------------------------------------
 
@@ -455,12 +486,16 @@ class UploadHandler(tornado.web.RequestHandler):
         info.save(staging)
 
 
-def upload_routes(prefix: str, settings: UploadSettings) -> list[tuple[str, type[UploadHandler],
-                                                                       dict[str, UploadSettings]]]:
-    """The two routes of an upload endpoint at `prefix` (e.g. `/uploads`): the collection and one upload."""
+Route = tuple[str, type["UploadHandler"], dict[str, UploadSettings]]
+
+
+def upload_routes(prefix: str, settings: UploadSettings, handler: type[UploadHandler] | None = None) -> list[Route]:
+    """The two routes of an upload endpoint at `prefix` (e.g. `/uploads`): the collection and one upload, served
+    by `handler` (UploadHandler, or a subclass of it that adds, say, CORS headers)."""
     base = re.escape(prefix.rstrip("/"))
     kwargs = {"settings": settings}
-    return [(rf"{base}/?()", UploadHandler, kwargs), (rf"{base}/([^/]+)", UploadHandler, kwargs)]
+    cls = handler or UploadHandler
+    return [(rf"{base}/?()", cls, kwargs), (rf"{base}/([^/]+)", cls, kwargs)]
 
 
 def _non_negative(value: str | None, name: str) -> int:
@@ -471,10 +506,13 @@ def _non_negative(value: str | None, name: str) -> int:
     return int(value)
 
 
-def _write_failure(exc: OSError, info: UploadInfo) -> UploadError:
+def _write_failure(exc: OSError, info: UploadInfo, checked: bool) -> UploadError:
+    """The answer to a failed write of the staging file (507 when the disk is full)."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return UploadError(507, f"the disk is full while writing upload {info.id}: the bytes written so far are "
-                                "kept; resume later from the offset HEAD answers")
+        kept = "this chunk is discarded (its checksum cannot be checked)" if checked else \
+            "the bytes written so far are kept"
+        return UploadError(507, f"the disk is full while writing upload {info.id}: {kept}; resume later from the "
+                                "offset HEAD answers")
     return UploadError(500, f"cannot write upload {info.id}: {exc.strerror}")
 
 
