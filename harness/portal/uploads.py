@@ -16,6 +16,7 @@ server killed in the middle of a PATCH) are cut off by the next PATCH. A request
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import email.utils
@@ -468,7 +469,7 @@ class UploadHandler(tornado.web.RequestHandler):
         part = info.part(staging)
         declared = info.metadata.get("sha256")
         if declared is not None:
-            actual = _sha256_file(part)
+            actual = await asyncio.get_running_loop().run_in_executor(None, _sha256_file, part)  # off the loop
             if actual != declared:
                 _remove(staging, info.id)
                 raise UploadError(422, f"the whole file's sha256 is {actual}, not the {declared} declared at "
