@@ -325,6 +325,33 @@ def test_a_patch_cut_in_the_middle_keeps_what_was_written_and_the_upload_resumes
     assert received.only()[0].read_bytes() == data
 
 
+def test_a_second_patch_while_one_is_writing_is_423(servers: Servers, settings: UploadSettings,
+                                                    received: Received) -> None:
+    handler = watched()
+    server = servers(settings, handler)
+    data = os.urandom(2 * MiB)
+    url = create(server, data)
+    released = threading.Event()
+    outcome: list[requests.Response] = []
+
+    def body() -> Iterator[bytes]:
+        yield data[:MiB]
+        released.wait(60)
+        yield data[MiB:]
+
+    sender = threading.Thread(target=lambda: outcome.append(requests.patch(
+        url, data=body(), headers={**auth(), "Content-Type": OCTETS, "Upload-Offset": "0"}, timeout=60)))
+    sender.start()
+    assert handler.written.wait(60)
+    answer = patch(url, data[:100], 0)
+    released.set()
+    sender.join(60)
+    assert answer.status_code == 423
+    assert error_of(answer) == f"another PATCH of upload {url.rsplit('/', 1)[1]} is in progress"
+    assert [a.status_code for a in outcome] == [204]
+    assert received.only()[0].read_bytes() == data
+
+
 def test_a_failed_chunk_is_sent_again_a_bounded_number_of_times(servers: Servers,
                                                                 settings: UploadSettings, received: Received,
                                                                 tmp_path: Path) -> None:
