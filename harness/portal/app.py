@@ -88,14 +88,18 @@ class ApiError(tornado.web.HTTPError):
 def _who(handler: tornado.web.RequestHandler, portal: Portal) -> str:
     """The owner of the request's bearer token; 401 (one line) for none, or an unknown, revoked or expired one,
     429 while the address has failed too often."""
-    address = handler.request.remote_ip or "?"
+    return sign_in(portal, handler.request.remote_ip or "?", bearer(handler.request.headers.get("Authorization")),
+                   "this needs a token: send `Authorization: Bearer TOKEN` (HARNESS_PORTAL_TOKEN for `harness submit`)")
+
+
+def sign_in(portal: Portal, address: str, token: str | None, missing: str) -> str:
+    """The owner of `token` (the API's bearer, the pages' sign-in form); 429 while `address` has failed too often,
+    401 with `missing` for no token, 401 with its one line for an unknown, revoked or expired one (a failure)."""
     wait = portal.guard.wait_s(address)
     if wait > 0:
         raise ApiError(429, f"too many failed sign-ins from {address}: wait {wait:.0f} s")
-    token = bearer(handler.request.headers.get("Authorization"))
     if token is None:
-        raise ApiError(401, "this needs a token: send `Authorization: Bearer TOKEN` (HARNESS_PORTAL_TOKEN for "
-                            "`harness submit`)")
+        raise ApiError(401, missing)
     check = portal.store.check_token(token)
     if check.owner is None:
         portal.guard.failed(address)
@@ -149,11 +153,7 @@ class Api(Base):
         self.owner = _who(self, self.portal)
 
     def own_submission(self, submission_id: str) -> SubmissionRecord:
-        """The caller's submission `submission_id` (the organizer's: any); 404 for another team's or none."""
-        sub = self.portal.store.submission(submission_id)
-        if sub is None or (self.owner != ORGANIZER and sub.team != self.owner):
-            raise ApiError(404, f"no submission {submission_id[:80]!r}")
-        return sub
+        return owned(self.portal, submission_id, self.owner)
 
     def organizer_only(self) -> None:
         if self.owner != ORGANIZER:
@@ -200,24 +200,43 @@ class LogsHandler(Api):
 
     def get(self, submission_id: str) -> None:
         sub = self.own_submission(submission_id)
-        folder = layout.ResultsDir(self.portal.campaign.state / "results").submission(sub.id)
-        logs = {"build": _tail(folder.build_log)}
-        for job in self.portal.store.jobs(sub.id):
-            logs[f"{job.dataset}/client"] = _tail(folder.run(job.dataset).client_log)
-        self.json({"submission": sub.id, "logs": logs})
+        self.json({"submission": sub.id, "logs": submission_logs(self.portal, sub)})
 
 
 class CancelHandler(Api):
     def post(self, submission_id: str) -> None:
         sub = self.own_submission(submission_id)
-        done = []
-        for job in self.portal.store.jobs(sub.id, states=(JobState.QUEUED, JobState.BUILDING, JobState.RUNNING,
-                                                           JobState.SCORING)):
-            self.portal.queue.cancel(job, self.owner)
-            done.append(job.id)
-        if not done:
-            raise ApiError(409, f"submission {sub.id} has no job left to cancel")
+        cancel(self.portal, sub, self.owner)
         self.json(describe(self.portal, sub, self.owner))
+
+
+def owned(portal: Portal, submission_id: str, owner: str) -> SubmissionRecord:
+    """`owner`'s submission `submission_id` (the organizer's: any); 404 for another team's or none."""
+    sub = portal.store.submission(submission_id)
+    if sub is None or (owner != ORGANIZER and sub.team != owner):
+        raise ApiError(404, f"no submission {submission_id[:80]!r}")
+    return sub
+
+
+def submission_logs(portal: Portal, sub: SubmissionRecord) -> dict[str, str | None]:
+    """The build log's tail and each dataset's client-log tail (`DATASET/client`), even for a failure."""
+    folder = layout.ResultsDir(portal.campaign.state / "results").submission(sub.id)
+    logs = {"build": _tail(folder.build_log)}
+    for job in portal.store.jobs(sub.id):
+        logs[f"{job.dataset}/client"] = _tail(folder.run(job.dataset).client_log)
+    return logs
+
+
+def cancel(portal: Portal, sub: SubmissionRecord, who: str) -> list[str]:
+    """Cancel every job of `sub` not finished yet, by `who`; the jobs cancelled (409 when none was left)."""
+    done = []
+    for job in portal.store.jobs(sub.id, states=(JobState.QUEUED, JobState.BUILDING, JobState.RUNNING,
+                                                  JobState.SCORING)):
+        portal.queue.cancel(job, who)
+        done.append(job.id)
+    if not done:
+        raise ApiError(409, f"submission {sub.id} has no job left to cancel")
+    return done
 
 
 def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, Any]:
