@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.config import load_config
 from harness.errors import HarnessError
+from harness.portal import pages
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import load_portal_settings
@@ -47,7 +48,7 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> 
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
     portal = build(config, teams, state, workers)
-    app = make_app(portal, cookie_secret(state))
+    app = make_app(portal, cookie_secret(state), pages.routes(portal))
 
     async def main() -> None:
         try:
