@@ -142,7 +142,8 @@ def _config(tmp_path: Path, portal: str) -> Path:
     ("portal: {phases: [{name: dev, datasets: [nope], opens: 2026-01-01T00:00:00Z, closes: 2026-02-01T00:00:00Z}]}\n",
      "portal.phases[0].datasets: no track has a dataset 'nope' (datasets: dev, test)"),
     ("portal: {phases: [{name: dev, datasets: [dev], opens: '2026-01-01T00:00:00+02:00', "
-     "closes: 2026-02-01T00:00:00Z}]}\n", "portal.phases[0].opens: 2026-01-01T00:00:00+02:00 must be in UTC (end it with Z)"),
+     "closes: 2026-02-01T00:00:00Z}]}\n",
+     "portal.phases[0].opens: 2026-01-01T00:00:00+02:00 must be in UTC (end it with Z)"),
     ("portal: {phases: [{name: dev, datasets: [dev], opens: 2026-02-01T00:00:00Z, closes: 2026-01-01T00:00:00Z}]}\n",
      "portal.phases[0].closes: must be after opens"),
     ("portal: {phases: [{name: dev, datasets: [dev], opens: 2026-01-01T00:00:00Z, closes: 2026-02-01T00:00:00Z, "

@@ -23,7 +23,7 @@ import tornado.netutil
 import tornado.web
 
 from harness.errors import HarnessError
-from harness.portal.upload_client import Progress, upload
+from harness.portal.upload_client import UploadProgress, upload
 from harness.portal.uploads import TUS_VERSION, UploadHandler, UploadSettings, sweep_expired, upload_routes
 
 TUS = {"Tus-Resumable": TUS_VERSION}
@@ -195,7 +195,7 @@ def test_options_says_what_the_server_supports(server: ServerThread) -> None:
 def test_a_complete_upload_reaches_the_application_byte_identical(server: ServerThread, received: Received,
                                                                    tmp_path: Path) -> None:
     source = random_file(tmp_path / "sub.tar.gz", 300 * KiB + 7)
-    seen: list[Progress] = []
+    seen: list[UploadProgress] = []
     url = upload(server.url, source, "team-a", {"track": "en-de"}, progress=seen.append, chunk_size=64 * KiB)
     path, meta, owner = received.only()
     assert path.read_bytes() == source.read_bytes()
@@ -211,8 +211,8 @@ class Interrupt(Exception):
     """The test's way of stopping a client between chunks."""
 
 
-def stop_after(chunks: int, seen: list[Progress]) -> Callable[[Progress], None]:
-    def progress(where: Progress) -> None:
+def stop_after(chunks: int, seen: list[UploadProgress]) -> Callable[[UploadProgress], None]:
+    def progress(where: UploadProgress) -> None:
         seen.append(where)
         if len(seen) > chunks:
             raise Interrupt
@@ -222,12 +222,12 @@ def stop_after(chunks: int, seen: list[Progress]) -> Callable[[Progress], None]:
 def test_an_interrupted_upload_resumes_from_the_servers_offset(server: ServerThread, received: Received,
                                                                tmp_path: Path) -> None:
     source = random_file(tmp_path / "sub.tar.gz", 500 * KiB)
-    first: list[Progress] = []
+    first: list[UploadProgress] = []
     with pytest.raises(Interrupt):
         upload(server.url, source, "team-a", progress=stop_after(3, first), chunk_size=64 * KiB)
     url = first[-1].url
     assert offset_of(url) == 3 * 64 * KiB and received.uploads == []
-    second: list[Progress] = []
+    second: list[UploadProgress] = []
     assert upload(server.url, source, "team-a", resume=url, progress=second.append, chunk_size=64 * KiB) == url
     assert second[0].offset == 3 * 64 * KiB
     path, meta, _ = received.only()
@@ -239,7 +239,7 @@ def test_a_restarted_server_resumes_the_upload_from_its_staging_folder(
         servers: Servers, settings: UploadSettings, received: Received,
         tmp_path: Path) -> None:
     source = random_file(tmp_path / "sub.tar.gz", 500 * KiB)
-    seen: list[Progress] = []
+    seen: list[UploadProgress] = []
     with ServerThread(settings) as old:
         with pytest.raises(Interrupt):
             upload(old.url, source, "team-a", progress=stop_after(2, seen), chunk_size=64 * KiB)
@@ -399,7 +399,7 @@ def test_bytes_past_the_committed_offset_are_cut_off_by_the_next_patch(server: S
 def test_resuming_a_changed_file_starts_a_new_upload(server: ServerThread, received: Received,
                                                      tmp_path: Path) -> None:
     source = random_file(tmp_path / "sub.tar.gz", 200 * KiB)
-    seen: list[Progress] = []
+    seen: list[UploadProgress] = []
     with pytest.raises(Interrupt):
         upload(server.url, source, "team-a", progress=stop_after(1, seen), chunk_size=64 * KiB)
     random_file(source, 200 * KiB)

@@ -38,7 +38,8 @@ class Batch:
     jobs: dict[str, Job]
     process: subprocess.Popen[str] | None = None
     cancelled: set[str] = field(default_factory=set)
-    stderr: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)  # its last lines on standard error (no progress lines)
+    stdout: list[str] = field(default_factory=list)
 
 
 class Queue:
@@ -128,11 +129,16 @@ class Queue:
                                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
             self._batch = batch
         assert batch.process.stdout is not None and batch.process.stderr is not None
-        errors = threading.Thread(target=_collect, args=(batch.process.stderr, batch.stderr), daemon=True)
-        errors.start()
-        self._follow(batch, batch.process.stdout)
+        output = threading.Thread(target=_collect, args=(batch.process.stdout, batch.stdout), daemon=True)
+        output.start()
+        ended = threading.Event()
+        counting = threading.Thread(target=self._count, args=(batch, ended), daemon=True)
+        counting.start()
+        self._follow(batch, batch.process.stderr)
         code = batch.process.wait()
-        errors.join(timeout=30)
+        ended.set()
+        output.join(timeout=30)
+        counting.join(timeout=30)
         with self._lock:
             self._batch = None
         self._finish(batch, code)
@@ -142,20 +148,37 @@ class Queue:
         assert sub is not None
         return Path(sub.folder)
 
-    def _follow(self, batch: Batch, stdout: IO[str]) -> None:
-        """Move each job along as the evaluation's progress lines say ("ID DATASET STATE [DONE/TOTAL] TIME")."""
-        for line in stdout:
+    def _follow(self, batch: Batch, stderr: IO[str]) -> None:
+        """Move each job along as the evaluation's progress lines say ("ID DATASET STATE [DONE/TOTAL] TIME", on
+        standard error); the other lines are kept (the last one is the reason when the evaluation fails)."""
+        for line in stderr:
             parts = line.split()
+            if len(parts) < 3 or parts[0] not in batch.jobs:
+                batch.stderr.append(line)
+                del batch.stderr[:-50]
             if len(parts) < 3 or parts[0] not in batch.jobs or parts[1] != batch.dataset:
                 continue
-            job = batch.jobs[parts[0]]
+            current = self.store.job(batch.jobs[parts[0]].id)
+            if current is None:
+                continue
             counts = next((p for p in parts[3:] if COUNTS.match(p)), None)
-            if counts is not None:
+            if counts is not None:  # never below what instances.log already showed
                 done, total = counts.split("/")
-                self.store.progress(job.id, int(done), int(total))
-            new, current = _STATE_OF_WORD.get(parts[2]), self.store.job(job.id)
-            if new is not None and current is not None and current.state != new and can_move(current.state, new):
-                self.store.move(job.id, new)
+                self.store.progress(current.id, max(int(done), current.done), int(total))
+            new = _STATE_OF_WORD.get(parts[2])
+            if new is not None and current.state != new and can_move(current.state, new):
+                self.store.move(current.id, new)
+
+    def _count(self, batch: Batch, ended: threading.Event, every_s: float = 1.0) -> None:
+        """Instances done, from each run's instances.log (a record is written when its instance ends), until the
+        evaluation ends."""
+        results = layout.ResultsDir(self.results)
+        while not ended.wait(every_s):
+            for sub, job in batch.jobs.items():
+                done = _lines(results.run(sub, batch.dataset).instances_log)
+                current = self.store.job(job.id)
+                if current is not None and current.state == JobState.RUNNING and done > current.done:
+                    self.store.progress(job.id, done, max(current.total, done))
 
     def _finish(self, batch: Batch, code: int) -> None:
         """Each job's end: cancelled ones cancelled, the others from summary.json (or, when the evaluation could
@@ -183,6 +206,15 @@ class Queue:
 
 def _unfinished(run: dict) -> bool:
     return run.get("status") is None
+
+
+def _lines(path: Path) -> int:
+    """The number of whole lines of a file (0 when it is not there yet)."""
+    try:
+        with path.open("rb") as f:
+            return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+    except OSError:
+        return 0
 
 
 def _collect(stream: IO[str], into: list[str]) -> None:

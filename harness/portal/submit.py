@@ -18,7 +18,7 @@ import requests
 from harness.cache import cache_dir
 from harness.errors import HarnessError
 from harness.images.checks import check_submission
-from harness.portal.upload_client import Progress, pack_folder, upload
+from harness.portal.upload_client import UploadProgress, pack_folder, upload
 
 TOKEN_VARIABLE = "HARNESS_PORTAL_TOKEN"
 TOKEN_FILE = Path("~/.config/harness/portal-token")
@@ -109,7 +109,7 @@ def _upload(client: PortalClient, archive: Path) -> str:
     resume = memo.read_text(encoding="utf-8").strip() if memo.is_file() else None
     memo.parent.mkdir(parents=True, exist_ok=True)
 
-    def shown(p: Progress) -> None:
+    def shown(p: UploadProgress) -> None:
         if not memo.is_file():
             memo.write_text(p.url, encoding="utf-8")
         done = 40 * p.offset // max(1, p.length)

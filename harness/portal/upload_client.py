@@ -26,7 +26,7 @@ import requests
 
 from harness.errors import HarnessError
 
-__all__ = ["CHUNK_SIZE", "Progress", "upload", "pack_folder", "sha256_file", "SKIPPED"]
+__all__ = ["CHUNK_SIZE", "UploadProgress", "upload", "pack_folder", "sha256_file", "SKIPPED"]
 
 TUS_VERSION = "1.0.0"  # the same as harness.portal.uploads.TUS_VERSION (this side does not import the server's)
 CHUNK_SIZE = 8 << 20
@@ -36,7 +36,7 @@ _RETRIABLE = frozenset({408, 409, 423, 429, 460, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
-class Progress:
+class UploadProgress:
     """Where an upload stands: its URL (to resume it later), the bytes the server holds, the file's size."""
 
     url: str
@@ -100,7 +100,7 @@ def _declared_sha256(answer: requests.Response) -> str | None:
 
 
 def upload(url: str, path: Path, token: str, metadata: Mapping[str, str] | None = None, *,
-           resume: str | None = None, progress: Callable[[Progress], object] | None = None,
+           resume: str | None = None, progress: Callable[[UploadProgress], object] | None = None,
            chunk_size: int = CHUNK_SIZE, retries: int = 3, backoff: float = 1.0,
            session: requests.Session | None = None, timeout: float = 120.0) -> str:
     """Upload the file `path` to the tus endpoint `url` and return the upload's URL once the server has it all.
@@ -112,71 +112,94 @@ def upload(url: str, path: Path, token: str, metadata: Mapping[str, str] | None 
     (connection lost, checksum mismatch, 5xx) is sent again from the server's offset, at most `retries` times in a
     row, waiting `backoff` seconds times the attempt number; any other refusal is a HarnessError with the
     server's line."""
-    path = Path(path)
-    http = session or requests.Session()
-    auth = {"Authorization": f"Bearer {token}", "Tus-Resumable": TUS_VERSION}
-    length = path.stat().st_size
-    whole = sha256_file(path).hex()
+    sender = _Upload(Path(path), token, session or requests.Session(), timeout, progress)
+    location, offset = sender.resumed(resume) if resume is not None else (None, 0)
+    if location is None:
+        location = sender.create(url, metadata)
+        if sender.length == 0:
+            sender.tell(location, 0)
+            return location
+    sender.tell(location, offset)
+    return sender.send(location, offset, chunk_size, retries, backoff)
 
-    def refused(what: str, answer: requests.Response) -> HarnessError:
-        return HarnessError(f"{path.name}: {what} refused ({answer.status_code}): {_error_line(answer)}")
 
-    def server_offset(location: str) -> int:
-        answer = http.head(location, headers=auth, timeout=timeout)
+class _Upload:
+    """One file's upload: its creation or resumption, then its chunks."""
+
+    def __init__(self, path: Path, token: str, http: requests.Session, timeout: float,
+                 progress: Callable[[UploadProgress], object] | None) -> None:
+        self.path, self.http, self.timeout, self.progress = path, http, timeout, progress
+        self.auth = {"Authorization": f"Bearer {token}", "Tus-Resumable": TUS_VERSION}
+        self.length = path.stat().st_size
+        self.whole = sha256_file(path).hex()
+
+    def refused(self, what: str, answer: requests.Response) -> HarnessError:
+        return HarnessError(f"{self.path.name}: {what} refused ({answer.status_code}): {_error_line(answer)}")
+
+    def tell(self, location: str, offset: int) -> None:
+        if self.progress is not None:
+            self.progress(UploadProgress(location, offset, self.length))
+
+    def resumed(self, resume: str) -> tuple[str | None, int]:
+        """The earlier upload and its offset, if the server still holds it for this same file."""
+        answer = self.http.head(resume, headers=self.auth, timeout=self.timeout)
+        if answer.status_code == 200 and answer.headers.get("Upload-Length") == str(self.length) and \
+                _declared_sha256(answer) == self.whole:
+            return resume, int(answer.headers["Upload-Offset"])
+        if answer.status_code not in (200, 404, 410):
+            raise self.refused("resumption", answer)
+        return None, 0
+
+    def create(self, url: str, metadata: Mapping[str, str] | None) -> str:
+        """A new upload's URL."""
+        answer = self.http.post(url, headers={
+            **self.auth, "Upload-Length": str(self.length),
+            "Upload-Metadata": _encode_metadata({**(metadata or {}), "sha256": self.whole})}, timeout=self.timeout)
+        if answer.status_code != 201:
+            raise self.refused("creation", answer)
+        return urljoin(url, answer.headers["Location"])
+
+    def server_offset(self, location: str) -> int:
+        answer = self.http.head(location, headers=self.auth, timeout=self.timeout)
         if answer.status_code != 200:
-            raise refused("upload", answer)
+            raise self.refused("upload", answer)
         return int(answer.headers["Upload-Offset"])
 
-    location, offset = None, 0
-    if resume is not None:
-        answer = http.head(resume, headers=auth, timeout=timeout)
-        if answer.status_code == 200 and answer.headers.get("Upload-Length") == str(length) and \
-                _declared_sha256(answer) == whole:
-            location, offset = resume, int(answer.headers["Upload-Offset"])
-        elif answer.status_code not in (200, 404, 410):
-            raise refused("resumption", answer)
-    if location is None:
-        answer = http.post(url, headers={**auth, "Upload-Length": str(length),
-                                         "Upload-Metadata": _encode_metadata({**(metadata or {}), "sha256": whole})},
-                           timeout=timeout)
-        if answer.status_code != 201:
-            raise refused("creation", answer)
-        location = urljoin(url, answer.headers["Location"])
-        if length == 0:
-            if progress is not None:
-                progress(Progress(location, 0, 0))
-            return location
-    if progress is not None:
-        progress(Progress(location, offset, length))
-    failures = 0
-    with path.open("rb") as f:
-        while True:
-            size = min(chunk_size, length - offset)
-            digest = base64.b64encode(sha256_file(path, offset, size)).decode("ascii")
-            headers = {**auth, "Content-Type": "application/offset+octet-stream", "Upload-Offset": str(offset),
-                       "Upload-Checksum": f"sha256 {digest}", "Content-Length": str(size)}
-            try:
-                answer = http.patch(location, data=_Window(f, offset, size), headers=headers, timeout=timeout)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            else:
-                if answer.status_code == 204:
+    def send(self, location: str, offset: int, chunk_size: int, retries: int, backoff: float) -> str:
+        """Every chunk from `offset`, each retried from the server's offset after a failure on the way."""
+        failures = 0
+        with self.path.open("rb") as f:
+            while True:
+                size = min(chunk_size, self.length - offset)
+                answer, problem = self.chunk(f, location, offset, size)
+                if answer is not None:
                     offset, failures = int(answer.headers["Upload-Offset"]), 0
-                    if progress is not None:
-                        progress(Progress(location, offset, length))
-                    if offset >= length:
+                    self.tell(location, offset)
+                    if offset >= self.length:
                         return location
                     continue
-                if answer.status_code not in _RETRIABLE:
-                    raise refused(f"chunk at offset {offset}", answer)
-                problem = f"{answer.status_code} {_error_line(answer)}"
-            failures += 1
-            if failures > retries:
-                raise HarnessError(f"{path.name}: the chunk at offset {offset} failed {failures} times, last: "
-                                   f"{problem}; resume with the upload URL {location}")
-            if backoff > 0:
-                time.sleep(backoff * failures)
-            offset = server_offset(location)
+                failures += 1
+                if failures > retries:
+                    raise HarnessError(f"{self.path.name}: the chunk at offset {offset} failed {failures} times, "
+                                       f"last: {problem}; resume with the upload URL {location}")
+                if backoff > 0:
+                    time.sleep(backoff * failures)
+                offset = self.server_offset(location)
+
+    def chunk(self, f: BinaryIO, location: str, offset: int, size: int) -> tuple[requests.Response | None, str]:
+        """One PATCH: (its answer, "") when the server took it, (None, the problem) when it may be sent again."""
+        digest = base64.b64encode(sha256_file(self.path, offset, size)).decode("ascii")
+        headers = {**self.auth, "Content-Type": "application/offset+octet-stream", "Upload-Offset": str(offset),
+                   "Upload-Checksum": f"sha256 {digest}", "Content-Length": str(size)}
+        try:
+            answer = self.http.patch(location, data=_Window(f, offset, size), headers=headers, timeout=self.timeout)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+        if answer.status_code == 204:
+            return answer, ""
+        if answer.status_code not in _RETRIABLE:
+            raise self.refused(f"chunk at offset {offset}", answer)
+        return None, f"{answer.status_code} {_error_line(answer)}"
 
 
 def pack_folder(folder: Path, dest_tar: Path) -> Path:
