@@ -17,7 +17,17 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.portal_support import ROOT, Campaign, PortalProcess, harness, log_submission, make_campaign
+from harness import layout
+from harness.portal.pages import job_line
+from tests.portal_support import (
+    ROOT,
+    Campaign,
+    PortalProcess,
+    harness,
+    log_submission,
+    make_campaign,
+    wait_until_ended,
+)
 
 pytestmark = [pytest.mark.slow]
 
@@ -27,6 +37,7 @@ REFUSALS = {
     "expired": "expired token: ask the organizer for a new one (`harness portal token TEAM --rotate`)",
 }
 SCREENSHOT = Path("/tmp/portal-team.png")
+SUBMISSION_SCREENSHOT = Path("/tmp/portal-submission.png")
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +60,12 @@ def _submit(url: str, token: str, folder: Path) -> str:
 
 @pytest.fixture(scope="module")
 def alphas(portal, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A submission of team alpha (its id)."""
+    """A submission of team alpha (its id), once it has ended (nothing writes its results folder any more)."""
     campaign, server = portal
-    return _submit(server.url, campaign.token("alpha"), log_submission(tmp_path_factory.mktemp("alpha") / "sub"))
+    token = campaign.token("alpha")
+    sub_id = _submit(server.url, token, log_submission(tmp_path_factory.mktemp("alpha") / "sub"))
+    assert [j["state"] for j in wait_until_ended(server.url, token, sub_id)["jobs"]] == ["scored"]
+    return sub_id
 
 
 def _xsrf(session: requests.Session, url: str) -> str:
@@ -156,6 +170,85 @@ def test_another_teams_submission_is_a_404_page_like_a_missing_one(portal, alpha
     own = alpha.get(f"{server.url}/team/submissions/{alphas}", timeout=60)
     assert own.status_code == 200 and alphas in own.text and "build" in own.text
     assert str(campaign.root) not in own.text and str(ROOT) not in own.text  # no host folder of the organizer
+    organizer, _, _ = _sign_in(server.url, campaign.token("organizer"))
+    assert organizer.get(f"{server.url}/team/submissions/{alphas}", timeout=60).status_code == 200  # any team's
+    assert alphas in organizer.get(f"{server.url}/team", timeout=60).text
+
+
+def test_log_tails_are_escaped_and_name_no_host_folder(portal, alphas: str) -> None:
+    campaign, server = portal
+    folder = layout.ResultsDir(campaign.state / "results").submission(alphas)
+    folder.run("dev").client_log.parent.mkdir(parents=True, exist_ok=True)
+    host = campaign.state / "submissions" / alphas / "agent.py"
+    folder.build_log.write_text(f"step 1/2\n<script>alert(1)</script> in {host}\n", encoding="utf-8")
+    folder.run("dev").client_log.write_text("x" * 40_000 + "\nthe last line & more\n", encoding="utf-8")
+    alpha, _, _ = _sign_in(server.url, campaign.token("alpha"))
+    page = alpha.get(f"{server.url}/team/submissions/{alphas}", timeout=60).text
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert f"in submissions/{alphas}/agent.py" in page and str(campaign.root) not in page
+    assert "the last line &amp; more" in page and page.count("x" * 100) < 200  # the tail, not the whole log
+
+
+def test_too_many_failed_sign_ins_wait_even_with_a_right_token(tmp_path: Path) -> None:
+    campaign = make_campaign(tmp_path / "c")
+    token = campaign.token("alpha")
+    server = PortalProcess(campaign)
+    try:
+        for _ in range(20):
+            assert _sign_in(server.url, "hpt_" + "y" * 43)[2].status_code == 401
+        session, _, answer = _sign_in(server.url, token)
+        assert answer.status_code == 429 and "harness_portal" not in answer.cookies
+        line = html.unescape(re.findall(r'<p class="error" role="alert">(.*?)</p>', answer.text, re.S)[0])
+        assert re.fullmatch(r"too many failed sign-ins from 127\.0\.0\.1: wait \d+ s", line), line
+        assert session.get(f"{server.url}/team", allow_redirects=False, timeout=60).status_code == 303
+    finally:
+        server.stop()
+
+
+def test_queued_submissions_show_their_place_and_cancel_from_the_page(tmp_path: Path) -> None:
+    """A portal that starts nothing (`runs_per_team: 0`): two queued submissions, newest first with their queue
+    places; the cancel button cancels one (and is gone), and a second cancel is the API's one line (409)."""
+    campaign = make_campaign(tmp_path / "c")
+    campaign.config.write_text(campaign.config.read_text(encoding="utf-8").replace("runs_per_team: 2",
+                                                                                   "runs_per_team: 0"))
+    token = campaign.token("alpha")
+    server = PortalProcess(campaign)
+    try:
+        first = _submit(server.url, token, log_submission(tmp_path / "one", system="first"))
+        second = _submit(server.url, token, log_submission(tmp_path / "two", system="second"))
+        session, xsrf, _ = _sign_in(server.url, token)
+        page = session.get(f"{server.url}/team", timeout=60)
+        assert page.headers["Refresh"] == "15"  # it reloads itself while a job is unfinished
+        text = html.unescape(page.text)
+        assert text.index(second) < text.index(first)  # newest first
+        assert "queued (position 1)" in text and "queued (position 2)" in text
+        assert text.count("Cancel this submission") == 2 and "at once: 2 of 2" in text
+        done = session.post(f"{server.url}/team/submissions/{first}/cancel", data={"_xsrf": xsrf},
+                            allow_redirects=False, timeout=60)
+        assert done.status_code == 303 and done.headers["Location"] == "/team"
+        text = html.unescape(session.get(f"{server.url}/team", timeout=60).text)
+        assert "cancelled: cancelled by alpha" in text and text.count("Cancel this submission") == 1
+        assert "queued (position 1)" in text and "at once: 1 of 2" in text
+        again = session.post(f"{server.url}/team/submissions/{first}/cancel", data={"_xsrf": xsrf},
+                             allow_redirects=False, timeout=60)
+        assert again.status_code == 409
+        assert f"submission {first} has no job left to cancel" in html.unescape(again.text)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("job", "line"), [
+    ({"state": "queued", "position": 3}, "queued (position 3)"),
+    ({"state": "building"}, "building"),
+    ({"state": "running", "done": 4, "total": 10}, "running (4/10 instances)"),
+    ({"state": "scoring"}, "scoring"),
+    ({"state": "failed", "failure": "agent_error", "reason": "the agent exited (code 1)"},
+     "failed: agent_error (the agent exited (code 1))"),
+    ({"state": "cancelled", "reason": "cancelled by alpha"}, "cancelled: cancelled by alpha"),
+    ({"state": "withdrawn", "reason": "a late run"}, "withdrawn: a late run"),
+])
+def test_each_job_state_reads_as_a_few_words(job: dict, line: str) -> None:
+    assert job_line(job) == line
 
 
 def _wait_for_state(driver, url: str, sub_id: str, state: str, limit_s: float = 600) -> str:
@@ -207,6 +300,7 @@ def test_a_team_signs_in_submits_and_reads_its_scores_in_chromium(portal, alphas
 
         driver.find_element(By.LINK_TEXT, sub_id).click()
         assert "build" in driver.page_source and sub_id in driver.find_element(By.CLASS_NAME, "submission").text
+        driver.save_screenshot(str(SUBMISSION_SCREENSHOT))
 
         driver.get(f"{server.url}/team/submissions/{alphas}")
         assert driver.find_element(By.TAG_NAME, "h1").text == "404 Not Found"

@@ -11,6 +11,7 @@ CSS, no script) and read at 420 px.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
 from pathlib import Path
@@ -65,9 +66,14 @@ def score_text(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
 
 
+def word_breaks(name: str) -> markupsafe.Markup:
+    """A metric's name (escaped) that may wrap where its words meet (`Degenerate|Policy`), not inside them."""
+    return markupsafe.Markup(re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", str(markupsafe.escape(name))))
+
+
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-_ENV.filters.update(utc=_utc, job_line=job_line, score=score_text)
+_ENV.filters.update(utc=_utc, job_line=job_line, score=score_text, word_breaks=word_breaks)
 
 
 class Page(tornado.web.RequestHandler):
