@@ -99,6 +99,12 @@ def test_the_sign_in_page_asks_for_a_token(portal) -> None:
     assert 'name="token"' in answer.text and 'name="_xsrf"' in answer.text
     assert "default-src 'none'" in answer.headers["Content-Security-Policy"]
     assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", answer.text)  # nothing from elsewhere
+    assert 'id="notice"' not in answer.text  # loopback: a secure cookie is kept over plain HTTP
+    remote = requests.get(f"{server.url}/", headers={"Host": "portal.example.org"}, timeout=60).text
+    assert 'id="notice"' in remote and "plain HTTP" in remote  # elsewhere, it would not be: the page says so
+    behind_tls = requests.get(f"{server.url}/", headers={"Host": "portal.example.org", "X-Forwarded-Proto": "https"},
+                              timeout=60).text
+    assert 'id="notice"' not in behind_tls
     team = requests.get(f"{server.url}/team", allow_redirects=False, timeout=60)
     assert team.status_code == 303 and team.headers["Location"] == "/"  # nobody signed in: the sign-in page
 

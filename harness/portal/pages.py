@@ -129,12 +129,18 @@ class Page(tornado.web.RequestHandler):
         return dict(self.hosts.value(describe(self.portal, sub, self.owner)))
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+PLAIN_HTTP = ("this page came over plain HTTP: a browser keeps no secure cookie from it, so signing in cannot last; "
+              "the organizer serves the portal over HTTPS (a reverse proxy in front of `harness portal`)")
+
+
 class SignInPage(Page):
     def get(self) -> None:
         if self.owner:
             self.redirect("/team", status=303)
             return
-        self.page("signin.html", error=None)
+        plain = self.request.protocol != "https" and self.request.host_name not in LOOPBACK
+        self.page("signin.html", error=None, notice=PLAIN_HTTP if plain else None)
 
 
 class SignIn(Page):
@@ -145,7 +151,7 @@ class SignIn(Page):
         try:
             owner = sign_in(self.portal, self.request.remote_ip or "?", token, NO_TOKEN)
         except ApiError as exc:
-            self.page("signin.html", exc.status_code, error=exc.message)
+            self.page("signin.html", exc.status_code, error=exc.message, notice=None)
             return
         self.set_signed_cookie(COOKIE, owner, expires_days=SESSION_DAYS, httponly=True, secure=True,
                                samesite="Lax")
