@@ -173,19 +173,19 @@ class MeHandler(Api):
         self.json(body)
 
 
-class SubmissionRecordsHandler(Api):
+class SubmissionsApi(Api):
     def get(self) -> None:
         store = self.portal.store
         subs = store.submissions(None if self.owner == ORGANIZER else self.owner)
         self.json({"submissions": [describe(self.portal, s, self.owner) for s in subs]})
 
 
-class SubmissionRecordHandler(Api):
+class SubmissionApi(Api):
     def get(self, submission_id: str) -> None:
         self.json(describe(self.portal, self.own_submission(submission_id), self.owner))
 
 
-class UploadSubmissionRecordHandler(Api):
+class UploadSubmissionApi(Api):
     """Which submission a finished upload became."""
 
     def get(self, upload_id: str) -> None:
@@ -242,8 +242,6 @@ def cancel(portal: Portal, sub: SubmissionRecord, who: str) -> list[str]:
 def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, Any]:
     """A submission as the API shows it to `viewer`: its jobs with state, queue position, progress, failure
     class and reason; scores where the phase lets the viewer see them."""
-    settings = portal.campaign.settings
-    visible = viewer == ORGANIZER or settings.phase(sub.phase).results in ("team", "public")
     queued = [j.id for j in portal.store.jobs(states=(JobState.QUEUED,))]
     runs = _runs(portal.campaign.state)
     jobs = []
@@ -255,12 +253,24 @@ def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, An
         if job.failure or job.reason:
             item["failure"], item["reason"] = job.failure, job.reason
         run = runs.get((sub.id, job.dataset))
-        if visible and run is not None and job.state == JobState.SCORED:
+        if run is not None and job.state == JobState.SCORED and results_visible(portal, sub, job.dataset, viewer):
             item["scores"] = {name: (value or {}).get("score") for name, value in (run.get("scores") or {}).items()
                               if isinstance(value, dict)}
         jobs.append(item)
+    withdrawn, disqualified = portal.store.withdrawn(sub.id)
     return {"id": sub.id, "team": sub.team, "phase": sub.phase, "track": sub.track, "system": sub.system,
-            "sha256": sub.sha256, "created_at": _iso(sub.created_at), "jobs": jobs}
+            "sha256": sub.sha256, "created_at": _iso(sub.created_at), "jobs": jobs,
+            **({"withdrawn": withdrawn, "disqualified": disqualified} if withdrawn is not None else {})}
+
+
+def results_visible(portal: Portal, sub: SubmissionRecord, dataset: str, viewer: str) -> bool:
+    """Whether `viewer` may see the scores of `sub` on `dataset`: the organizer always; the team when the phase of
+    that dataset shows results to the team or to everyone, or once the phase is revealed."""
+    if viewer == ORGANIZER:
+        return True
+    settings = portal.campaign.settings
+    phase = next((p for p in settings.phases if dataset in p.datasets), None) or settings.phase(sub.phase)
+    return phase.results in ("team", "public") or portal.store.phase_marks(phase.name)[1] is not None
 
 
 def _runs(state: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -320,9 +330,9 @@ def make_app(portal: Portal, cookie_secret: str, extra: list[Any] | None = None)
         (r"/api/v1/me", MeHandler, kw),
         (r"/api/v1/uploads/?()", PortalUploads, uploads),
         (r"/api/v1/uploads/([A-Za-z0-9_-]+)", PortalUploads, uploads),
-        (r"/api/v1/uploads/([A-Za-z0-9_-]+)/submission", UploadSubmissionRecordHandler, kw),
-        (r"/api/v1/submissions", SubmissionRecordsHandler, kw),
-        (r"/api/v1/submissions/([A-Za-z0-9_-]+)", SubmissionRecordHandler, kw),
+        (r"/api/v1/uploads/([A-Za-z0-9_-]+)/submission", UploadSubmissionApi, kw),
+        (r"/api/v1/submissions", SubmissionsApi, kw),
+        (r"/api/v1/submissions/([A-Za-z0-9_-]+)", SubmissionApi, kw),
         (r"/api/v1/submissions/([A-Za-z0-9_-]+)/logs", LogsHandler, kw),
         (r"/api/v1/submissions/([A-Za-z0-9_-]+)/cancel", CancelHandler, kw),
         *(extra or []),

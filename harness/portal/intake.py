@@ -40,6 +40,8 @@ def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> Submi
     phase = campaign.settings.open_phase(now)
     if phase is None:
         raise HarnessError(_closed_line(campaign.settings, now))
+    if campaign.store.phase_marks(phase.name)[0] is not None:
+        raise HarnessError(f"phase {phase.name} is frozen by the organizer: it takes no more submissions")
     incoming = campaign.state / "submissions" / f".incoming-{secrets.token_hex(8)}"
     try:
         extract_checked(archive, incoming)

@@ -36,13 +36,14 @@ FINAL = (JobState.SCORED, JobState.FAILED, JobState.CANCELLED, JobState.WITHDRAW
 TRANSITIONS: dict[JobState, frozenset[JobState]] = {
     JobState.QUEUED: frozenset({JobState.BUILDING, JobState.CANCELLED, JobState.WITHDRAWN, JobState.FAILED}),
     JobState.BUILDING: frozenset({JobState.RUNNING, JobState.SCORING, JobState.SCORED, JobState.FAILED,
-                                  JobState.CANCELLED, JobState.QUEUED}),
+                                  JobState.CANCELLED, JobState.WITHDRAWN, JobState.QUEUED}),
     JobState.RUNNING: frozenset({JobState.SCORING, JobState.SCORED, JobState.FAILED, JobState.CANCELLED,
+                                 JobState.WITHDRAWN, JobState.QUEUED}),
+    JobState.SCORING: frozenset({JobState.SCORED, JobState.FAILED, JobState.CANCELLED, JobState.WITHDRAWN,
                                  JobState.QUEUED}),
-    JobState.SCORING: frozenset({JobState.SCORED, JobState.FAILED, JobState.CANCELLED, JobState.QUEUED}),
     JobState.SCORED: frozenset({JobState.WITHDRAWN, JobState.QUEUED}),
     JobState.FAILED: frozenset({JobState.WITHDRAWN, JobState.QUEUED}),
-    JobState.CANCELLED: frozenset({JobState.QUEUED}),
+    JobState.CANCELLED: frozenset({JobState.QUEUED, JobState.WITHDRAWN}),
     JobState.WITHDRAWN: frozenset(),
 }
 

@@ -25,4 +25,14 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, who TEXT NOT NULL,
                         action TEXT NOT NULL, detail TEXT NOT NULL);
     """,
+    # 2: the organizer's decisions: a submission withdrawn or disqualified (with its reason; nothing is deleted),
+    # each team's primary per track, a phase frozen or revealed, and the settings last seen (to audit changes)
+    """
+    ALTER TABLE submissions ADD COLUMN withdrawn TEXT;
+    ALTER TABLE submissions ADD COLUMN disqualified INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE primaries (team TEXT NOT NULL, track TEXT NOT NULL,
+                            submission TEXT NOT NULL REFERENCES submissions (id), PRIMARY KEY (team, track));
+    CREATE TABLE phases (name TEXT PRIMARY KEY, frozen_at REAL, revealed_at REAL);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
 )

@@ -36,6 +36,7 @@ class Batch:
 
     dataset: str
     jobs: dict[str, Job]
+    redo: bool = False  # evaluated anew (`--overwrite`: a finished run's folder is kept under versions/)
     process: subprocess.Popen[str] | None = None
     cancelled: set[str] = field(default_factory=set)
     stderr: list[str] = field(default_factory=list)  # its last lines on standard error (no progress lines)
@@ -108,20 +109,21 @@ class Queue:
         if not queued:
             return None
         first = min(queued, key=lambda j: j.seq)
-        same = [j for j in queued if j.dataset == first.dataset]  # one evaluation evaluates one dataset
-        chosen = pick_fair(same, Counter(), set(), self.per_team, self.workers, self._served)
+        redo = first.attempts > 0  # re-queued or interrupted: evaluated anew (--overwrite), alone
+        same = [j for j in queued if j.dataset == first.dataset and (j.attempts > 0) == redo]
+        chosen = pick_fair(same, Counter(), set(), self.per_team, 1 if redo else self.workers, self._served)
         jobs = {j.submission: j for j in chosen if isinstance(j, Job)}
         for job in jobs.values():
             self._turn += 1
             self._served[job.team] = self._turn
-        return Batch(first.dataset, jobs) if jobs else None
+        return Batch(first.dataset, jobs, redo=redo) if jobs else None
 
     def _run(self, batch: Batch) -> None:
         for job in batch.jobs.values():
             self.store.move(job.id, JobState.BUILDING)
         args = [sys.executable, "-m", "harness", "evaluate",
                 *(f"{sub}={self.store_folder(sub)}" for sub in batch.jobs), "--config", str(self.config),
-                "--output", str(self.results), "--dataset", batch.dataset, "--resume",
+                "--output", str(self.results), "--dataset", batch.dataset, "--overwrite" if batch.redo else "--resume",
                 "--workers", str(len(batch.jobs)), *self.extra_args]
         with self._lock:
             batch.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -189,7 +191,9 @@ class Queue:
         stopped = self._stop.is_set()
         for sub, job in batch.jobs.items():
             if sub in batch.cancelled:
-                self.store.move(job.id, JobState.CANCELLED, who="portal", reason="cancelled while it ran")
+                reason = self.store.withdrawn(sub)[0]
+                self.store.move(job.id, JobState.WITHDRAWN if reason else JobState.CANCELLED, who="portal",
+                                reason=reason or "cancelled while it ran")
                 continue
             run = runs.get((sub, batch.dataset))
             if stopped or (batch.cancelled and (run is None or _unfinished(run))):

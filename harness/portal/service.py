@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
 
 from harness.config import load_config
 from harness.errors import HarnessError
-from harness.portal import pages
+from harness.portal import organizer, pages
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
-from harness.portal.phases import load_portal_settings
+from harness.portal.phases import PortalSettings, load_portal_settings
 from harness.portal.queue import Queue
 from harness.portal.store import Store
 from harness.portal.teams import ORGANIZER, load_teams
@@ -37,9 +40,21 @@ def build(config: Path, teams: Path, state: Path, workers: int) -> Portal:
     store = open_store(state, teams)
     for sub in ("uploads", "submissions", "results"):
         (state / sub).mkdir(exist_ok=True)
+    audit_limit_changes(store, settings)
     campaign = Campaign(store, state, task, settings)
     queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
     return Portal(campaign, queue)
+
+
+def audit_limit_changes(store: Store, settings: PortalSettings) -> None:
+    """A phase's limits changed since the portal last started, after the phase had opened: one audit entry."""
+    now = time.time()
+    for phase in settings.phases:
+        limits = json.dumps(asdict(phase.limits), sort_keys=True)
+        before = store.remember(f"limits:{phase.name}", limits)
+        if before is not None and before != limits and phase.opens.timestamp() <= now:
+            store.audit("organizer", "limits.changed", f"phase {phase.name} (open since {phase.opens:%Y-%m-%d %H:%M} "
+                                                       f"UTC): {before} -> {limits}")
 
 
 def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> int:
@@ -48,7 +63,7 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> 
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
     portal = build(config, teams, state, workers)
-    app = make_app(portal, cookie_secret(state), pages.routes(portal))
+    app = make_app(portal, cookie_secret(state), [*organizer.routes(portal), *pages.routes(portal)])
 
     async def main() -> None:
         try:

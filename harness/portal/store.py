@@ -284,6 +284,69 @@ class Store:
                 self._audit(db, "portal", "job.requeue", f"{job_id}: the portal stopped while it ran")
         return ids
 
+    # ------------------------------------------------------------------------------- organizer's decisions
+
+    def withdraw(self, submission: str, who: str, reason: str, disqualify: bool) -> None:
+        """Withdraw (or disqualify) a submission with its reason: its jobs end `withdrawn`; nothing is deleted.
+        Jobs at work must be stopped first (the queue's cancel)."""
+        with self._tx() as db:
+            db.execute("UPDATE submissions SET withdrawn = ?, disqualified = ? WHERE id = ?",
+                       (reason, int(disqualify), submission))
+            for (job_id, state) in db.execute("SELECT id, state FROM jobs WHERE submission = ?", (submission,)):
+                if can_move(JobState(state), JobState.WITHDRAWN):
+                    db.execute("UPDATE jobs SET state = ?, reason = ?, finished_at = COALESCE(finished_at, ?) "
+                               "WHERE id = ?", (JobState.WITHDRAWN.value, reason, time.time(), job_id))
+            self._audit(db, who, "disqualify" if disqualify else "withdraw", f"{submission}: {reason}")
+
+    def withdrawn(self, submission: str) -> tuple[str | None, bool]:
+        """(the reason it was withdrawn, whether disqualified), or (None, False)."""
+        with self._lock:
+            row = self._db.execute("SELECT withdrawn, disqualified FROM submissions WHERE id = ?",
+                                   (submission,)).fetchone()
+        return (row[0], bool(row[1])) if row else (None, False)
+
+    def add_jobs(self, submission: str, datasets: tuple[str, ...], who: str) -> list[str]:
+        """Queue jobs of `datasets` the submission does not have yet (the test phase run on a chosen submission)."""
+        now = time.time()
+        with self._tx() as db:
+            have = {r[0] for r in db.execute("SELECT dataset FROM jobs WHERE submission = ?", (submission,))}
+            made = [self._queue(db, submission, d, now) for d in datasets if d not in have]
+            if made:
+                self._audit(db, who, "queue", f"{submission}: {', '.join(d for d in datasets if d not in have)}")
+        return made
+
+    def set_primary(self, team: str, track: str, submission: str, who: str) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO primaries (team, track, submission) VALUES (?, ?, ?) ON CONFLICT (team, track) "
+                       "DO UPDATE SET submission = excluded.submission", (team, track, submission))
+            self._audit(db, who, "primary", f"{team} {track}: {submission}")
+
+    def primaries(self) -> dict[tuple[str, str], str]:
+        with self._lock:
+            return {(t, k): s for t, k, s in self._db.execute("SELECT team, track, submission FROM primaries")}
+
+    def mark_phase(self, phase: str, what: str, who: str) -> None:
+        """Record that a phase was `frozen` or `revealed` (now)."""
+        column = {"frozen": "frozen_at", "revealed": "revealed_at"}[what]
+        with self._tx() as db:
+            db.execute(f"INSERT INTO phases (name, {column}) VALUES (?, ?) ON CONFLICT (name) DO UPDATE "
+                       f"SET {column} = excluded.{column}", (phase, time.time()))
+            self._audit(db, who, f"phase.{what}", phase)
+
+    def phase_marks(self, phase: str) -> tuple[float | None, float | None]:
+        """(when the phase was frozen, when revealed), each None if not."""
+        with self._lock:
+            row = self._db.execute("SELECT frozen_at, revealed_at FROM phases WHERE name = ?", (phase,)).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def remember(self, key: str, value: str) -> str | None:
+        """Keep `value` under `key`; what was kept before (None the first time)."""
+        with self._tx() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                       "SET value = excluded.value", (key, value))
+        return row[0] if row else None
+
     # ------------------------------------------------------------------------------------------ counters
 
     def charges(self, team: str, phase: str) -> list[tuple[float, str]]:
