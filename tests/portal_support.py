@@ -70,11 +70,11 @@ def make_campaign(root: Path) -> Campaign:
 class PortalProcess:
     """`harness portal` as a child process; `url` once it listens."""
 
-    def __init__(self, campaign: Campaign) -> None:
+    def __init__(self, campaign: Campaign, *extra: str) -> None:
         self.campaign = campaign
         self.process = subprocess.Popen(
             harness("portal", "--config", str(campaign.config), "--teams", str(campaign.teams), "--state",
-                    str(campaign.state), "--listen", "127.0.0.1:0", "--workers", "2"),
+                    str(campaign.state), "--listen", "127.0.0.1:0", "--workers", "2", *extra),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()

@@ -43,7 +43,7 @@ SUBMISSION_SCREENSHOT = Path("/tmp/portal-submission.png")
 @pytest.fixture(scope="module")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Campaign, PortalProcess]]:
     campaign = make_campaign(tmp_path_factory.mktemp("pages"))
-    server = PortalProcess(campaign)
+    server = PortalProcess(campaign, "--proxy-headers")  # as behind the organizer's HTTPS proxy
     try:
         yield campaign, server
     finally:

@@ -19,6 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", default="127.0.0.1:8700", help="address to listen on (default "
                         "127.0.0.1:8700; put the organizer's HTTPS proxy in front)")
     parser.add_argument("--workers", type=int, default=2, help="runs evaluated at once (default 2)")
+    parser.add_argument("--proxy-headers", action="store_true", help="take each client's address from the "
+                        "proxy's X-Real-IP / X-Forwarded-For (only behind a proxy that sets them)")
     parser.add_argument("--rotate", action="store_true", help="with token: revoke the owner's other tokens")
     parser.add_argument("--revoke", action="store_true", help="with token: revoke every token of the owner")
     parser.add_argument("--ttl-days", type=float, default=None, help="with token: it expires after this many days")
@@ -31,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.words:
         if args.config is None or args.teams is None:
             raise HarnessError("serving needs --config TASK.yaml and --teams TEAMS.yaml")
-        return service.serve(args.config, args.teams, args.state, args.listen, args.workers)
+        if args.workers < 1:
+            raise HarnessError(f"--workers must be at least 1, got {args.workers}")
+        return service.serve(args.config, args.teams, args.state, args.listen, args.workers, args.proxy_headers)
     if args.words[0] != "token" or len(args.words) != 2:
         raise HarnessError(f"unknown action {' '.join(args.words)!r}: `harness portal token TEAM`, or no action "
                            "to serve")

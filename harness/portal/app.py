@@ -338,7 +338,8 @@ def make_app(portal: Portal, cookie_secret: str, extra: list[Any] | None = None)
         *(extra or []),
     ]
     return tornado.web.Application(routes, cookie_secret=cookie_secret, xsrf_cookies=True,
-                                   default_handler_class=NotFound, default_handler_args=kw)
+                                   default_handler_class=NotFound, default_handler_args=kw,
+                                   upload_settings=uploads["settings"])
 
 
 class NotFound(Base):

@@ -10,6 +10,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import tornado.ioloop
+
 from harness.config import load_config
 from harness.errors import HarnessError
 from harness.portal import organizer, pages
@@ -57,8 +59,14 @@ def audit_limit_changes(store: Store, settings: PortalSettings) -> None:
                                                        f"UTC): {before} -> {limits}")
 
 
-def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> int:
-    """Serve until SIGINT or SIGTERM; the queue's evaluation is stopped and what it ran is queued again."""
+#: how often expired unfinished uploads are removed from the staging folder
+SWEEP_S = 600
+
+
+def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, proxy_headers: bool = False) -> int:
+    """Serve until SIGINT or SIGTERM; the queue's evaluation is stopped and what it ran is queued again.
+    `proxy_headers`: take the client's address from X-Real-IP / X-Forwarded-For (only behind a proxy that sets
+    them: otherwise a client could name any address and slip past the failed-sign-in guard)."""
     host, _, port_text = listen.rpartition(":")
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
@@ -68,10 +76,13 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> 
     async def main() -> None:
         try:
             server = app.listen(int(port_text), address=host, max_body_size=portal.campaign.settings.max_upload_bytes,
-                                max_buffer_size=64 * 1024**2, xheaders=True)
+                                max_buffer_size=64 * 1024**2, xheaders=proxy_headers)
         except OSError as exc:
             raise HarnessError(f"--listen {listen}: {exc.strerror}") from None
         portal.queue.start()
+        sweeper = tornado.ioloop.PeriodicCallback(app.settings["upload_settings"].sweep, SWEEP_S * 1000)
+        app.settings["upload_settings"].sweep()
+        sweeper.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -79,6 +90,7 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int) -> 
         bound = next(iter(server._sockets.values())).getsockname()
         print(f"harness portal: listening on http://{bound[0]}:{bound[1]}", flush=True)
         await stop.wait()
+        sweeper.stop()
         server.stop()
 
     try:
