@@ -179,3 +179,20 @@ def test_a_thousand_wrong_tokens_are_slowed_down_and_the_wait_ends() -> None:
     assert guard.wait_s("198.51.100.1") == 0  # another address is not held up
     clock[0] = 61.0
     assert guard.wait_s("203.0.113.9") == 0
+
+
+def test_the_guides_example_phases_and_teams_load(tmp_path: Path) -> None:
+    """docs/portal.md's examples: the demo config with examples/portal/portal-section.yaml, and its teams.yaml."""
+    from harness.config import load_config
+    from harness.portal.teams import load_teams
+
+    root = Path(__file__).resolve().parent.parent
+    config = tmp_path / "task.yaml"
+    demo = (root / "configs" / "demo.yaml").read_text(encoding="utf-8").replace("../data/", f"{root}/data/")
+    config.write_text(demo + (root / "examples" / "portal" / "portal-section.yaml").read_text(encoding="utf-8"),
+                      encoding="utf-8")
+    task = load_config(config)
+    settings = load_portal_settings(config, {d for t in task.tracks for d in t.datasets})
+    assert [(p.name, p.datasets, p.results) for p in settings.phases] == [("dev", ("dev",), "team"),
+                                                                          ("test", ("test",), "hidden")]
+    assert [t.id for t in load_teams(root / "examples" / "portal" / "teams.yaml")] == ["alpha", "beta"]
