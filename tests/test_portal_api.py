@@ -117,6 +117,7 @@ def test_a_hostile_archive_is_refused_in_one_line_and_nothing_is_kept(portal, tm
     with pytest.raises(HarnessError) as refused:
         upload(f"{server.url}/api/v1/uploads", archive, token, {"filename": archive.name})
     assert "(422)" in str(refused.value) and "../escape.txt" in str(refused.value)
+    assert str(campaign.state) not in str(refused.value)  # no folder of the organizer's in the team's line
     assert sorted(p.name for p in (campaign.state / "submissions").iterdir()) == before
     assert not (campaign.state / "escape.txt").exists() and not (campaign.state / "submissions" / "escape.txt").exists()
 

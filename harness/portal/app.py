@@ -250,6 +250,7 @@ def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, An
                                 "done": job.done, "total": job.total, "attempts": job.attempts}
         if job.state == JobState.QUEUED:
             item["position"] = queued.index(job.id) + 1
+            item["waiting"] = waiting_reason(portal, sub.team, item["position"])
         if job.failure or job.reason:
             item["failure"], item["reason"] = job.failure, job.reason
         run = runs.get((sub.id, job.dataset))
@@ -261,6 +262,18 @@ def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, An
     return {"id": sub.id, "team": sub.team, "phase": sub.phase, "track": sub.track, "system": sub.system,
             "sha256": sub.sha256, "created_at": _iso(sub.created_at), "jobs": jobs,
             **({"withdrawn": withdrawn, "disqualified": disqualified} if withdrawn is not None else {})}
+
+
+def waiting_reason(portal: Portal, team: str, position: int) -> str:
+    """Why a queued job has not started: nothing stays queued without a reason shown."""
+    at_work = portal.queue.at_work()
+    cap = portal.campaign.settings.runs_per_team
+    if cap == 0:
+        return "the organizer has paused evaluations (runs_per_team: 0)"
+    if at_work.get(team, 0) >= cap:
+        return f"your team has {at_work[team]} run(s) at work, at most {cap} at once"
+    ahead = f"{position - 1} job(s) ahead of it" if position > 1 else "next"
+    return f"{ahead}; the evaluation at work has {sum(at_work.values())} run(s)" if at_work else ahead
 
 
 def results_visible(portal: Portal, sub: SubmissionRecord, dataset: str, viewer: str) -> bool:

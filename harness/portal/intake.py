@@ -16,11 +16,14 @@ from harness.config import TaskConfig
 from harness.digest import sha256_file
 from harness.errors import HarnessError
 from harness.images.checks import check_submission
-from harness.portal.archive import extract_checked
+from harness.portal.archive import ArchiveLimits, extract_checked
 from harness.portal.counters import counters
-from harness.portal.phases import PortalSettings
+from harness.portal.phases import Phase, PortalSettings
 from harness.portal.store import Store, SubmissionRecord
 
+MAX_YAML_BYTES = 256 * 1024
+#: an archive may unpack to this many times the upload cap (beyond: a decompression bomb, refused while reading)
+UNPACKED_PER_UPLOAD = 4
 _accepting = threading.Lock()  # limits are checked and the submission recorded as one step
 
 
@@ -44,30 +47,48 @@ def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> Submi
         raise HarnessError(f"phase {phase.name} is frozen by the organizer: it takes no more submissions")
     incoming = campaign.state / "submissions" / f".incoming-{secrets.token_hex(8)}"
     try:
-        extract_checked(archive, incoming)
-        folder = _submission_root(incoming)
-        report = check_submission(folder, campaign.config, use_docker=False)
-        if not report.ok:
-            errors = report.errors
-            more = f" (and {len(errors) - 1} more: run `harness check` on the folder)" if len(errors) > 1 else ""
-            raise HarnessError(f"{errors[0].message}{more}")
-        sub = report.submission
-        assert sub is not None
-        names = {team, *(t for t in [_team_name(campaign.store, team)] if t)}
-        if sub.team not in names:
-            raise HarnessError(f"submission.yaml: team: {sub.team!r} is not your team ({team!r})")
-        with _accepting:
-            full = [c for c in counters(campaign.store, team, phase, now) if c.reached]
-            if full:
-                raise HarnessError(f"phase {phase.name}: limit reached: {full[0].line()}")
-            digest = sha256_file(archive)
-            sub_id = f"{team}-{secrets.token_hex(6)}"
-            target = campaign.state / "submissions" / sub_id
-            folder.rename(target)
-            return campaign.store.add_submission(team, phase.name, sub.track, sub.system, str(target), digest,
-                                                 phase.datasets, submission_id=sub_id)
+        return _accept(campaign, archive, team, now, phase, incoming)
+    except HarnessError as exc:  # the team sees its own file names, never a folder of the organizer's
+        raise HarnessError(_without_folder(str(exc).replace(str(archive), "the upload"), incoming)) from None
     finally:
         shutil.rmtree(incoming, ignore_errors=True)
+
+
+def _without_folder(line: str, incoming: Path) -> str:
+    """`line` with the paths under `incoming` made relative to the submission folder."""
+    for prefix in sorted({str(p) for p in (incoming, *incoming.glob("*"))}, key=len, reverse=True):
+        line = line.replace(prefix + "/", "").replace(prefix, ".")
+    return line
+
+
+def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: Phase,
+            incoming: Path) -> SubmissionRecord:
+    extract_checked(archive, incoming, ArchiveLimits(max_unpacked=UNPACKED_PER_UPLOAD *
+                                                     campaign.settings.max_upload_bytes))
+    folder = _submission_root(incoming)
+    size = (folder / "submission.yaml").stat().st_size
+    if size > MAX_YAML_BYTES:  # read within bounds: the YAML reader holds a file whole
+        raise HarnessError(f"submission.yaml: {size} bytes; at most {MAX_YAML_BYTES // 1024} KiB")
+    report = check_submission(folder, campaign.config, use_docker=False)
+    if not report.ok:
+        errors = report.errors
+        more = f" (and {len(errors) - 1} more: run `harness check` on the folder)" if len(errors) > 1 else ""
+        raise HarnessError(f"{errors[0].message}{more}")
+    sub = report.submission
+    assert sub is not None
+    names = {team, *(t for t in [_team_name(campaign.store, team)] if t)}
+    if sub.team not in names:
+        raise HarnessError(f"submission.yaml: team: {sub.team!r} is not your team ({team!r})")
+    with _accepting:
+        full = [c for c in counters(campaign.store, team, phase, now) if c.reached]
+        if full:
+            raise HarnessError(f"phase {phase.name}: limit reached: {full[0].line()}")
+        digest = sha256_file(archive)
+        sub_id = f"{team}-{secrets.token_hex(6)}"
+        target = campaign.state / "submissions" / sub_id
+        folder.rename(target)
+        return campaign.store.add_submission(team, phase.name, sub.track, sub.system, str(target), digest,
+                                             phase.datasets, submission_id=sub_id)
 
 
 def _submission_root(extracted: Path) -> Path:

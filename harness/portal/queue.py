@@ -77,6 +77,15 @@ class Queue:
             batch.process.send_signal(signal.SIGTERM)
         self._thread.join(timeout=120)
 
+    def at_work(self) -> dict[str, int]:
+        """Each team's jobs in the evaluation at work now."""
+        with self._lock:
+            batch = self._batch
+        counts: dict[str, int] = {}
+        for job in batch.jobs.values() if batch is not None else ():
+            counts[job.team] = counts.get(job.team, 0) + 1
+        return counts
+
     def cancel(self, job: Job, who: str) -> Job:
         """Cancel a job: a queued one at once; one at work by stopping its evaluation (the batch's other jobs are
         queued again, in their place, and count against nothing)."""
