@@ -27,6 +27,7 @@ portal:
 TEAMS = """teams:
   - {id: alpha, name: Alpha Lab, contacts: [a@example.org]}
   - {id: beta, name: Beta Group, contacts: [b@example.org]}
+  - {id: organizers, name: Baselines, baseline: true}
 """
 
 

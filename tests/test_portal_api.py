@@ -141,3 +141,14 @@ def test_a_phase_that_is_not_open_and_a_reached_limit_are_one_line(tmp_path: Pat
         assert "phase dev: limit reached: per day: 1 of 1, resets " in str(refused.value)
     finally:
         server.stop()
+
+
+def test_a_baseline_teams_submission_takes_the_tracks_baseline_id(portal, tmp_path: Path) -> None:
+    campaign, server, _ = portal
+    token = campaign.token("organizers")
+    proc = _submit(server.url, token, log_submission(tmp_path / "b", team="organizers", system="waitk3"), "--wait")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("harness submit: submission baselines-waitk3 ")  # configs/demo.yaml
+    assert api(server.url, token, "submissions/baselines-waitk3").json()["baseline"] is True
+    summary = json.loads((campaign.state / "results" / "summary.json").read_text(encoding="utf-8"))
+    assert [r["baseline"] for r in summary["runs"] if r["submission"] == "baselines-waitk3"] == [True]

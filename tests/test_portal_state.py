@@ -195,4 +195,5 @@ def test_the_guides_example_phases_and_teams_load(tmp_path: Path) -> None:
     settings = load_portal_settings(config, {d for t in task.tracks for d in t.datasets})
     assert [(p.name, p.datasets, p.results) for p in settings.phases] == [("dev", ("dev",), "team"),
                                                                           ("test", ("test",), "hidden")]
-    assert [t.id for t in load_teams(root / "examples" / "portal" / "teams.yaml")] == ["alpha", "beta"]
+    teams = load_teams(root / "examples" / "portal" / "teams.yaml")
+    assert [(t.id, t.baseline) for t in teams] == [("alpha", False), ("beta", False), ("organizers", True)]

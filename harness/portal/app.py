@@ -260,6 +260,7 @@ def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, An
         jobs.append(item)
     withdrawn, disqualified = portal.store.withdrawn(sub.id)
     return {"id": sub.id, "team": sub.team, "phase": sub.phase, "track": sub.track, "system": sub.system,
+            "baseline": sub.team in portal.campaign.baseline_teams,
             "sha256": sub.sha256, "created_at": _iso(sub.created_at), "jobs": jobs,
             **({"withdrawn": withdrawn, "disqualified": disqualified} if withdrawn is not None else {})}
 

@@ -35,6 +35,7 @@ class Campaign:
     state: Path
     config: TaskConfig
     settings: PortalSettings
+    baseline_teams: frozenset[str] = frozenset()  # teams.yaml's `baseline: true` teams
 
 
 def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> SubmissionRecord:
@@ -84,11 +85,20 @@ def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: 
         if full:
             raise HarnessError(f"phase {phase.name}: limit reached: {full[0].line()}")
         digest = sha256_file(archive)
-        sub_id = f"{team}-{secrets.token_hex(6)}"
+        sub_id = _baseline_id(campaign, team, sub.track) or f"{team}-{secrets.token_hex(6)}"
         target = campaign.state / "submissions" / sub_id
         folder.rename(target)
         return campaign.store.add_submission(team, phase.name, sub.track, sub.system, str(target), digest,
                                              phase.datasets, submission_id=sub_id)
+
+
+def _baseline_id(campaign: Campaign, team: str, track: str) -> str | None:
+    """A baseline team's first submission on a track whose config names a baseline takes that id, so the board
+    marks it and norms against it (`tracks[].baseline`)."""
+    named = next((t.baseline for t in campaign.config.tracks if t.name == track), None)
+    if team in campaign.baseline_teams and named and campaign.store.submission(named) is None:
+        return named
+    return None
 
 
 def _submission_root(extracted: Path) -> Path:

@@ -14,7 +14,7 @@ import tornado.ioloop
 
 from harness.config import load_config
 from harness.errors import HarnessError
-from harness.portal import organizer, pages
+from harness.portal import admin_pages, organizer, pages
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import PortalSettings, load_portal_settings
@@ -40,10 +40,11 @@ def build(config: Path, teams: Path, state: Path, workers: int) -> Portal:
     datasets = {name for track in task.tracks for name in track.datasets}
     settings = load_portal_settings(config, datasets)
     store = open_store(state, teams)
+    baseline_teams = frozenset(t.id for t in load_teams(teams) if t.baseline)
     for sub in ("uploads", "submissions", "results"):
         (state / sub).mkdir(exist_ok=True)
     audit_limit_changes(store, settings)
-    campaign = Campaign(store, state, task, settings)
+    campaign = Campaign(store, state, task, settings, baseline_teams)
     queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
     return Portal(campaign, queue)
 
@@ -71,7 +72,8 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
     portal = build(config, teams, state, workers)
-    app = make_app(portal, cookie_secret(state), [*organizer.routes(portal), *pages.routes(portal)])
+    app = make_app(portal, cookie_secret(state),
+                   [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal)])
 
     async def main() -> None:
         try:

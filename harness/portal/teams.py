@@ -2,6 +2,7 @@
 
     teams:
       - {id: alpha, name: "Alpha Lab", contacts: [alpha@example.org]}
+      - {id: organizers, name: "Baselines", baseline: true}   # its submissions are the campaign's baselines
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Team:
     id: str
     name: str
     contacts: tuple[str, ...] = ()
+    baseline: bool = False  # the organizer's own team: its submissions are marked as baselines
 
 
 def load_teams(path: Path) -> tuple[Team, ...]:
@@ -36,8 +38,10 @@ def load_teams(path: Path) -> tuple[Team, ...]:
     teams: list[Team] = []
     for i, item in enumerate(items):
         where = f"{path}: teams[{i}]"
-        if not isinstance(item, dict) or set(item) - {"id", "name", "contacts"}:
-            raise ConfigError(f"{where}: a mapping of id, name and contacts")
+        if not isinstance(item, dict) or set(item) - {"id", "name", "contacts", "baseline"}:
+            raise ConfigError(f"{where}: a mapping of id, name, contacts and baseline")
+        if not isinstance(item.get("baseline", False), bool):
+            raise ConfigError(f"{where}.baseline: true or false")
         team_id, contacts = item.get("id"), item.get("contacts") or []
         if not isinstance(team_id, str) or not TEAM_ID.match(team_id) or team_id == ORGANIZER:
             raise ConfigError(f"{where}.id: {team_id!r} is not a team id (lowercase letters, digits, - and _; "
@@ -46,5 +50,5 @@ def load_teams(path: Path) -> tuple[Team, ...]:
             raise ConfigError(f"{where}.id: duplicate team id {team_id!r}")
         if not isinstance(contacts, list) or not all(isinstance(c, str) for c in contacts):
             raise ConfigError(f"{where}.contacts: a list of e-mail addresses")
-        teams.append(Team(team_id, str(item.get("name") or team_id), tuple(contacts)))
+        teams.append(Team(team_id, str(item.get("name") or team_id), tuple(contacts), bool(item.get("baseline"))))
     return tuple(teams)
