@@ -617,9 +617,13 @@ def _add_human_columns(boards: list[Board]) -> None:
             board.columns.append("Human")
 
 
-def load_results(root: Path, config: TaskConfig | None = None) -> Results:
-    """Read RESULTS/summary.json and every run's files; group runs into boards (configured track × dataset)."""
+def load_results(root: Path, config: TaskConfig | None = None, datasets: frozenset[str] | None = None) -> Results:
+    """Read RESULTS/summary.json and every run's files; group runs into boards (configured track × dataset).
+    With `datasets`, the runs of other datasets are left out entirely (a site published before a hidden phase's
+    reveal names none of its runs)."""
     summary = _read_summary(root)
+    if datasets is not None:
+        summary = {**summary, "runs": [r for r in summary["runs"] if r.get("dataset") in datasets]}
     used: set[str] = set()
     runs = [_run_from_summary(root, raw, i, used) for i, raw in enumerate(summary["runs"])]
     _check_replaces(layout.ResultsDir(root).summary, summary["runs"])

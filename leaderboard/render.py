@@ -226,14 +226,14 @@ def _write_json(path: Path, data: Any) -> None:
 
 def render_site(results_dir: Path, out: Path, config: TaskConfig | None = None, *,
                 instance_pages: bool = True, audio: SiteAudio | None = None,
-                overwrite: bool = False) -> tuple[Path, int]:
+                overwrite: bool = False, datasets: frozenset[str] | None = None) -> tuple[Path, int]:
     """Read RESULTS, write the site into `out` (with the audio `audio` lets it publish: none by default);
     returns (index.html path, number of pages).
 
     A non-empty `out` is refused unless `overwrite`. The site is rendered into a staging folder beside `out`
     (`.NAME.harness-*`, on the same file system) and swapped in only once it is complete: a render that fails
     leaves the folder at `out` as it was, and nothing beside it."""
-    results = load_results(results_dir, config)
+    results = load_results(results_dir, config, datasets)
     _check_output(out, results_dir, overwrite)
     place = out.resolve()
     place.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -82,3 +83,19 @@ def test_overwrite_never_replaces_the_folder_that_holds_the_results(
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "holds the results folder" in err, err
     assert (tmp_path / "results" / "summary.json").is_file()
+
+
+def test_datasets_leave_the_other_datasets_runs_out_of_every_file(
+        fixture_results: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--datasets`: a board published while a phase is hidden names none of that phase's runs, in no page and no
+    download; naming every dataset changes nothing."""
+    results, config = fixture_results
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    ids = sorted({r["submission"] for r in summary["runs"]})
+    assert {r["dataset"] for r in summary["runs"]} == {"test"}
+    assert _render(results, config, tmp_path / "all") == 0
+    assert _render(results, config, tmp_path / "same", "--datasets", "test") == 0
+    assert _files(tmp_path / "same") == _files(tmp_path / "all")
+    assert _render(results, config, tmp_path / "none", "--datasets", "dev") == 0
+    leaked = [(name, i) for name, body in _files(tmp_path / "none").items() for i in ids if i.encode() in body]
+    assert leaked == [] and any(i.encode() in b for b in _files(tmp_path / "all").values() for i in ids)

@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or the path summary.json names, else inferred from the scores")
     parser.add_argument("--no-instance-pages", action="store_true",
                         help="leave out the per-instance pages (they show hidden test sources and references)")
+    parser.add_argument("--datasets", default=None, metavar="D1,D2",
+                        help="only these datasets' runs are on the site; the others are left out entirely (e.g. a "
+                             "board published while the test phase is hidden)")
     parser.add_argument("--with-audio", nargs="?", const="dev", choices=("dev", "all"), default=None,
                         help="copy the source audio of speech recordings into the site for the replay on their "
                              "pages: `dev` (the default when given bare) publishes development datasets' only, "
@@ -94,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(cfg_path, check_files=False) if cfg_path else None
     render = leaderboard_module("render")
     audio = leaderboard_module("audio").SiteAudio(args.with_audio) if args.with_audio else None
+    datasets = frozenset(d.strip() for d in args.datasets.split(",") if d.strip()) if args.datasets else None
     index, pages = render.render_site(args.results, args.output, config, instance_pages=not args.no_instance_pages,
-                                      audio=audio, overwrite=args.overwrite)
+                                      audio=audio, overwrite=args.overwrite, datasets=datasets)
     if audio is not None:
         print(f"leaderboard: {audio.files} audio file(s) of {'every' if audio.which == 'all' else 'the development'} "
               f"dataset(s) copied into {args.output / 'audio'}")
