@@ -7,6 +7,7 @@ does not exist. Every error is one line, `{"error": "..."}`, naming what is wron
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -326,8 +327,9 @@ def upload_settings(portal: Portal) -> UploadSettings:
             raise UploadError(403, "the organizer's token submits nothing: use a team's token")
         return owner
 
-    def complete(part: Path, metadata: Any, owner: str) -> None:
-        sub = accept(campaign, part, owner, utc_now())
+    async def complete(part: Path, metadata: Any, owner: str) -> None:
+        # checking and extracting a large archive takes a while: off the IOLoop, so other requests go on
+        sub = await asyncio.get_running_loop().run_in_executor(None, accept, campaign, part, owner, utc_now())
         portal.store.link_upload(part.stem, owner, sub.id)
         portal.queue.wake()
 
