@@ -2,7 +2,8 @@
 re-queue a job (evaluated anew on the same folder, so on the same image digest), withdraw or disqualify a
 submission with a reason (the audit log keeps it; nothing is deleted), freeze a phase, choose a team's primary per
 track, run a phase on each team's primaries, reveal a phase (the site rendered into STATE/site, served at /board),
-and read the audit log. Every action is written to the audit log with who did it."""
+and read the audit log. Every action is written to the audit log with who did it. Each action is a function
+here, called by its JSON handler and by the organizer's pages (`admin_pages`) alike."""
 
 from __future__ import annotations
 
@@ -15,73 +16,70 @@ import tornado.web
 
 from harness.portal.app import Api, ApiError, Portal, describe, owned
 from harness.portal.lifecycle import ACTIVE, JobState, can_move
+from harness.portal.phases import Phase
+from harness.portal.store import SubmissionRecord
 from harness.portal.teams import ORGANIZER
 
-
-class Admin(Api):
-    """An organizer's action: 404 for anyone else."""
-
-    def prepare(self) -> None:
-        super().prepare()
-        self.organizer_only()
-
-    def phase_named(self, name: str) -> Any:
-        try:
-            return self.portal.campaign.settings.phase(name)
-        except Exception as exc:  # ConfigError: one line naming the known phases
-            raise ApiError(404, str(exc)) from None
+#: the one line refusing a withdrawal without a reason (the API's; the page passes its own)
+NO_REASON = "a withdrawal needs a reason (\"reason\": \"...\"), kept in the audit log"
 
 
-class RequeueJob(Admin):
-    def post(self, job_id: str) -> None:
-        job = self.portal.store.job(job_id)
-        if job is None:
-            raise ApiError(404, f"no job {job_id[:80]!r}")
-        if not can_move(job.state, JobState.QUEUED) or job.state in ACTIVE:
-            raise ApiError(409, f"job {job.id} is {job.state}: only an ended job is queued again")
-        self.portal.store.move(job.id, JobState.QUEUED, who=ORGANIZER, reason="re-queued by the organizer")
-        self.portal.queue.wake()
-        self.json(describe(self.portal, owned(self.portal, job.submission, ORGANIZER), ORGANIZER))
+def phase_named(portal: Portal, name: str) -> Phase:
+    """The campaign's phase `name`; 404 with the one line naming the known phases."""
+    try:
+        return portal.campaign.settings.phase(name)
+    except Exception as exc:  # ConfigError: one line naming the known phases
+        raise ApiError(404, str(exc)) from None
 
 
-class Withdraw(Admin):
-    def post(self, submission_id: str) -> None:
-        body = self.body_json()
-        reason = str(body.get("reason") or "").strip()
-        if not reason:
-            raise ApiError(400, "a withdrawal needs a reason (\"reason\": \"...\"), kept in the audit log")
-        sub = owned(self.portal, submission_id, ORGANIZER)
-        for job in self.portal.store.jobs(sub.id, states=(JobState.QUEUED, *ACTIVE)):
-            self.portal.queue.cancel(job, ORGANIZER)  # one at work ends withdrawn when its evaluation stops
-        self.portal.store.withdraw(sub.id, ORGANIZER, reason, bool(body.get("disqualify")))
-        self.json(describe(self.portal, sub, ORGANIZER))
+def requeue(portal: Portal, job_id: str) -> SubmissionRecord:
+    """Queue an ended job again (evaluated anew on the same folder); its submission. 404 for no such job, 409 for
+    one not ended."""
+    job = portal.store.job(job_id)
+    if job is None:
+        raise ApiError(404, f"no job {job_id[:80]!r}")
+    if not can_move(job.state, JobState.QUEUED) or job.state in ACTIVE:
+        raise ApiError(409, f"job {job.id} is {job.state}: only an ended job is queued again")
+    portal.store.move(job.id, JobState.QUEUED, who=ORGANIZER, reason="re-queued by the organizer")
+    portal.queue.wake()
+    return owned(portal, job.submission, ORGANIZER)
 
 
-class FreezePhase(Admin):
-    def post(self, name: str) -> None:
-        phase = self.phase_named(name)
-        self.portal.store.mark_phase(phase.name, "frozen", ORGANIZER)
-        self.json({"phase": phase.name, "frozen": True})
+def withdraw(portal: Portal, submission_id: str, reason: str, disqualify: bool,
+             missing: str = NO_REASON) -> SubmissionRecord:
+    """Withdraw (or disqualify) a submission with its reason (400 with `missing` for none); its unfinished jobs
+    are stopped, nothing is deleted."""
+    reason = reason.strip()
+    if not reason:
+        raise ApiError(400, missing)
+    sub = owned(portal, submission_id, ORGANIZER)
+    for job in portal.store.jobs(sub.id, states=(JobState.QUEUED, *ACTIVE)):
+        portal.queue.cancel(job, ORGANIZER)  # one at work ends withdrawn when its evaluation stops
+    portal.store.withdraw(sub.id, ORGANIZER, reason, disqualify)
+    return sub
 
 
-class Primary(Admin):
-    def post(self) -> None:
-        body = self.body_json()
-        sub = owned(self.portal, str(body.get("submission") or ""), ORGANIZER)
-        self.portal.store.set_primary(sub.team, sub.track, sub.id, ORGANIZER)
-        self.json({"team": sub.team, "track": sub.track, "primary": sub.id})
+def freeze(portal: Portal, name: str) -> Phase:
+    """Freeze a phase: it takes no more submissions."""
+    phase = phase_named(portal, name)
+    portal.store.mark_phase(phase.name, "frozen", ORGANIZER)
+    return phase
 
 
-class RunPhase(Admin):
-    """Queue the phase's datasets on each team's primary per track (chosen, else its newest submission with a
-    scored job that is not withdrawn)."""
+def choose_primary(portal: Portal, submission_id: str) -> SubmissionRecord:
+    """Make a submission its team's primary on its track."""
+    sub = owned(portal, submission_id, ORGANIZER)
+    portal.store.set_primary(sub.team, sub.track, sub.id, ORGANIZER)
+    return sub
 
-    def post(self, name: str) -> None:
-        phase = self.phase_named(name)
-        chosen = primaries(self.portal)
-        queued = {sub: self.portal.store.add_jobs(sub, phase.datasets, ORGANIZER) for sub in chosen.values()}
-        self.portal.queue.wake()
-        self.json({"phase": phase.name, "queued": {sub: len(jobs) for sub, jobs in queued.items()}})
+
+def run_phase(portal: Portal, name: str) -> tuple[Phase, dict[str, list[str]]]:
+    """Queue the phase's datasets on each team's primary per track (`primaries`); the jobs queued per
+    submission."""
+    phase = phase_named(portal, name)
+    queued = {sub: portal.store.add_jobs(sub, phase.datasets, ORGANIZER) for sub in primaries(portal).values()}
+    portal.queue.wake()
+    return phase, queued
 
 
 def primaries(portal: Portal) -> dict[tuple[str, str], str]:
@@ -96,13 +94,66 @@ def primaries(portal: Portal) -> dict[tuple[str, str], str]:
     return chosen
 
 
+def reveal(portal: Portal, name: str) -> tuple[Phase, str]:
+    """Render the site from STATE/results into STATE/site (anew), publish it at /board and mark the phase
+    revealed; the leaderboard's last line."""
+    phase = phase_named(portal, name)
+    line = render_site(portal)
+    portal.store.mark_phase(phase.name, "revealed", ORGANIZER)
+    return phase, line
+
+
+def audit_entries(portal: Portal) -> list[dict[str, Any]]:
+    """The audit log, oldest first."""
+    return [{"at": at, "who": who, "action": action, "detail": detail}
+            for at, who, action, detail in portal.store.audit_log()]
+
+
+class Admin(Api):
+    """An organizer's action: 404 for anyone else."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        self.organizer_only()
+
+
+class RequeueJob(Admin):
+    def post(self, job_id: str) -> None:
+        self.json(describe(self.portal, requeue(self.portal, job_id), ORGANIZER))
+
+
+class Withdraw(Admin):
+    def post(self, submission_id: str) -> None:
+        body = self.body_json()
+        sub = withdraw(self.portal, submission_id, str(body.get("reason") or ""), bool(body.get("disqualify")))
+        self.json(describe(self.portal, sub, ORGANIZER))
+
+
+class FreezePhase(Admin):
+    def post(self, name: str) -> None:
+        self.json({"phase": freeze(self.portal, name).name, "frozen": True})
+
+
+class Primary(Admin):
+    def post(self) -> None:
+        sub = choose_primary(self.portal, str(self.body_json().get("submission") or ""))
+        self.json({"team": sub.team, "track": sub.track, "primary": sub.id})
+
+
+class RunPhase(Admin):
+    """Queue the phase's datasets on each team's primary per track (chosen, else its newest submission with a
+    scored job that is not withdrawn)."""
+
+    def post(self, name: str) -> None:
+        phase, queued = run_phase(self.portal, name)
+        self.json({"phase": phase.name, "queued": {sub: len(jobs) for sub, jobs in queued.items()}})
+
+
 class Reveal(Admin):
     """Render the site from STATE/results into STATE/site (anew) and publish it at /board."""
 
     def post(self, name: str) -> None:
-        phase = self.phase_named(name)
-        line = render_site(self.portal)
-        self.portal.store.mark_phase(phase.name, "revealed", ORGANIZER)
+        phase, line = reveal(self.portal, name)
         self.json({"phase": phase.name, "revealed": True, "board": "/board/", "leaderboard": line})
 
 
@@ -120,8 +171,7 @@ def render_site(portal: Portal) -> str:
 
 class Audit(Admin):
     def get(self) -> None:
-        self.json({"audit": [{"at": at, "who": who, "action": action, "detail": detail}
-                             for at, who, action, detail in self.portal.store.audit_log()]})
+        self.json({"audit": audit_entries(self.portal)})
 
 
 class RevealedSite(tornado.web.StaticFileHandler):
