@@ -9,10 +9,12 @@ import json
 import os
 import subprocess
 import tarfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from harness.errors import HarnessError
 from harness.portal.upload_client import upload
@@ -152,3 +154,24 @@ def test_a_baseline_teams_submission_takes_the_tracks_baseline_id(portal, tmp_pa
     assert api(server.url, token, "submissions/baselines-waitk3").json()["baseline"] is True
     summary = json.loads((campaign.state / "results" / "summary.json").read_text(encoding="utf-8"))
     assert [r["baseline"] for r in summary["runs"] if r["submission"] == "baselines-waitk3"] == [True]
+
+
+def test_a_phase_with_public_results_is_on_the_board_after_each_evaluation(tmp_path: Path) -> None:
+    campaign = make_campaign(tmp_path / "c")
+    campaign.config.write_text(campaign.config.read_text(encoding="utf-8").replace("results: team", "results: public"),
+                               encoding="utf-8")
+    token = campaign.token("beta")
+    server = PortalProcess(campaign)
+    try:
+        assert requests.get(f"{server.url}/board/", timeout=60).status_code == 404  # nothing published yet
+        proc = _submit(server.url, token, log_submission(tmp_path / "s", team="beta", system="public-system"),
+                       "--wait")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        for _ in range(600):  # the board is rendered once the evaluation has ended (bounded)
+            board = requests.get(f"{server.url}/board/", timeout=60)
+            if board.status_code == 200:
+                break
+            time.sleep(0.2)
+        assert board.status_code == 200 and "public-system" in board.text
+    finally:
+        server.stop()

@@ -59,6 +59,9 @@ def test_the_organizer_runs_the_test_phase_reveals_requeues_withdraws_and_freeze
         assert revealed.status_code == 200, revealed.text
         board = requests.get(f"{url}/board/", timeout=60)
         assert board.status_code == 200 and "copier" in board.text
+        published = {r["dataset"] for f in (campaign.state / "site").rglob("*summary*.json")
+                     for r in json.loads(f.read_text(encoding="utf-8")).get("runs", [])}
+        assert published == {"test"}  # dev's results are each team's own (results: team): not on the public board
         jobs = {j["dataset"]: j for j in api(url, alpha, f"submissions/{sub_id}").json()["jobs"]}
         assert jobs["test"]["scores"]["BLEU"] > 0
 

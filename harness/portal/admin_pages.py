@@ -117,8 +117,8 @@ class RunForm(AdminPage):
 class RevealForm(AdminPage):
     """Render the leaderboard and publish it; /admin then links to /board/ (a failed rendering: its one line)."""
 
-    def post(self, name: str) -> None:
-        organizer.reveal(self.portal, name)
+    async def post(self, name: str) -> None:
+        await organizer.reveal(self.portal, name)
         self.back("phases")
 
 

@@ -7,6 +7,7 @@ here, called by its JSON handler and by the organizer's pages (`admin_pages`) al
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -94,13 +95,25 @@ def primaries(portal: Portal) -> dict[tuple[str, str], str]:
     return chosen
 
 
-def reveal(portal: Portal, name: str) -> tuple[Phase, str]:
-    """Render the site from STATE/results into STATE/site (anew), publish it at /board and mark the phase
-    revealed; the leaderboard's last line."""
+async def reveal(portal: Portal, name: str) -> tuple[Phase, str]:
+    """Mark the phase revealed and render the site from STATE/results into STATE/site (anew; off the IOLoop, so
+    the portal answers meanwhile), published at /board; the leaderboard's last line."""
     phase = phase_named(portal, name)
-    line = render_site(portal)
     portal.store.mark_phase(phase.name, "revealed", ORGANIZER)
+    line = await asyncio.get_running_loop().run_in_executor(None, render_site, portal)
     return phase, line
+
+
+def refresh_public_board(portal: Portal, dataset: str) -> None:
+    """After an evaluation of `dataset`: render the public site again when that dataset's results are public."""
+    if dataset in published_datasets(portal):
+        render_site(portal)
+
+
+def published_datasets(portal: Portal) -> frozenset[str]:
+    """The datasets whose runs the public site may show: those of phases revealed or whose results are public."""
+    return frozenset(d for p in portal.campaign.settings.phases
+                     if p.results == "public" or portal.store.phase_marks(p.name)[1] is not None for d in p.datasets)
 
 
 def audit_entries(portal: Portal) -> list[dict[str, Any]]:
@@ -152,17 +165,19 @@ class RunPhase(Admin):
 class Reveal(Admin):
     """Render the site from STATE/results into STATE/site (anew) and publish it at /board."""
 
-    def post(self, name: str) -> None:
-        phase, line = reveal(self.portal, name)
+    async def post(self, name: str) -> None:
+        phase, line = await reveal(self.portal, name)
         self.json({"phase": phase.name, "revealed": True, "board": "/board/", "leaderboard": line})
 
 
 def render_site(portal: Portal) -> str:
-    """`harness leaderboard STATE/results --output STATE/site --overwrite`; its last line (one line if it fails)."""
+    """`harness leaderboard STATE/results --output STATE/site --overwrite --datasets ...` with the datasets the
+    public may see (a phase still hidden names none of its runs there); its last line (one line if it fails)."""
     state = portal.campaign.state
+    datasets = ",".join(sorted(published_datasets(portal))) or "-"
     proc = subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(state / "results"), "--config",
-                           str(portal.campaign.config.path), "--output", str(state / "site"), "--overwrite"],
-                          capture_output=True, text=True, timeout=3600)
+                           str(portal.campaign.config.path), "--output", str(state / "site"), "--overwrite",
+                           "--datasets", datasets], capture_output=True, text=True, timeout=3600)
     last = (proc.stdout.strip() or proc.stderr.strip()).splitlines()[-1:] or [""]
     if proc.returncode != 0:
         raise ApiError(500, f"the leaderboard could not be rendered: {last[0]}")
@@ -175,15 +190,14 @@ class Audit(Admin):
 
 
 class RevealedSite(tornado.web.StaticFileHandler):
-    """The revealed site: 404 until a phase has been revealed."""
+    """The public site: 404 until a phase is revealed or has public results."""
 
     def initialize(self, path: str, portal: Portal) -> None:  # type: ignore[override]
         super().initialize(path=path, default_filename="index.html")
         self.portal = portal
 
     def prepare(self) -> None:
-        settings = self.portal.campaign.settings
-        if not any(self.portal.store.phase_marks(p.name)[1] for p in settings.phases):
+        if not published_datasets(self.portal):  # nothing revealed, nothing public: there is no board yet
             raise tornado.web.HTTPError(404)
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -59,6 +60,7 @@ class Queue:
         self._turn = 0
         self._thread = threading.Thread(target=self._loop, name="portal-queue", daemon=True)
         self.idle = threading.Event()  # set whenever the queue has nothing to start and nothing at work
+        self.after_batch: Callable[[str], object] | None = None  # called with the dataset of each finished batch
 
     def start(self) -> None:
         self.store.requeue_interrupted()
@@ -153,6 +155,11 @@ class Queue:
         with self._lock:
             self._batch = None
         self._finish(batch, code)
+        if self.after_batch is not None:
+            try:
+                self.after_batch(batch.dataset)
+            except Exception as exc:  # a board that cannot be rendered stops no evaluation: say so
+                print(f"harness portal: after {batch.dataset}: {exc}", file=sys.stderr, flush=True)
 
     def store_folder(self, submission: str) -> Path:
         sub = self.store.submission(submission)

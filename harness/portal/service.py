@@ -14,7 +14,7 @@ import tornado.ioloop
 
 from harness.config import load_config
 from harness.errors import HarnessError
-from harness.portal import admin_pages, organizer, pages
+from harness.portal import admin_pages, organizer, pages, registry
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import PortalSettings, load_portal_settings
@@ -46,7 +46,9 @@ def build(config: Path, teams: Path, state: Path, workers: int) -> Portal:
     audit_limit_changes(store, settings)
     campaign = Campaign(store, state, task, settings, baseline_teams)
     queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
-    return Portal(campaign, queue)
+    portal = Portal(campaign, queue)
+    queue.after_batch = lambda dataset: organizer.refresh_public_board(portal, dataset)
+    return portal
 
 
 def audit_limit_changes(store: Store, settings: PortalSettings) -> None:
@@ -73,7 +75,8 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
     portal = build(config, teams, state, workers)
     app = make_app(portal, cookie_secret(state),
-                   [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal)])
+                   [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal),
+                    *registry.routes(portal)])
 
     async def main() -> None:
         try:

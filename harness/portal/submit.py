@@ -4,7 +4,9 @@ to its scores."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -23,6 +25,8 @@ from harness.portal.upload_client import UploadProgress, pack_folder, upload
 TOKEN_VARIABLE = "HARNESS_PORTAL_TOKEN"
 TOKEN_FILE = Path("~/.config/harness/portal-token")
 FINAL = ("scored", "failed", "cancelled", "withdrawn")
+#: an upload the portal refused (not one cut off on the way, which the next run of the command resumes)
+REFUSED = re.compile(r"refused \(4\d\d\)")
 
 
 def read_token(env: dict[str, str] | None = None, file: Path = TOKEN_FILE) -> str:
@@ -105,7 +109,8 @@ def _upload(client: PortalClient, archive: Path) -> str:
     """Upload `archive`, resuming the upload an interrupted run of this command left for the same bytes."""
     from harness.portal.upload_client import sha256_file
 
-    memo = cache_dir() / "submit" / f"{sha256_file(archive).hex()}.url"
+    key = hashlib.sha256(f"{client.base}\n{client.token}".encode()).hexdigest()[:16]
+    memo = cache_dir() / "submit" / f"{key}-{sha256_file(archive).hex()}.url"  # this portal, this team, these bytes
     resume = memo.read_text(encoding="utf-8").strip() if memo.is_file() else None
     memo.parent.mkdir(parents=True, exist_ok=True)
 
@@ -116,8 +121,13 @@ def _upload(client: PortalClient, archive: Path) -> str:
         sys.stderr.write(f"\rupload [{'#' * done}{'.' * (40 - done)}] {p.offset / 1e6:.1f}/{p.length / 1e6:.1f} MB")
         sys.stderr.flush()
 
-    url = upload(f"{client.base}/api/v1/uploads", archive, client.token, {"filename": archive.name},
-                 resume=resume, progress=shown, session=client.http)
+    try:
+        url = upload(f"{client.base}/api/v1/uploads", archive, client.token, {"filename": archive.name},
+                     resume=resume, progress=shown, session=client.http)
+    except HarnessError as exc:
+        if REFUSED.search(str(exc)):  # the portal refused it: nothing left to resume
+            memo.unlink(missing_ok=True)
+        raise
     sys.stderr.write("\n")
     memo.unlink(missing_ok=True)
     return url

@@ -142,7 +142,10 @@ class _Upload:
 
     def resumed(self, resume: str) -> tuple[str | None, int]:
         """The earlier upload and its offset, if the server still holds it for this same file."""
-        answer = self.http.head(resume, headers=self.auth, timeout=self.timeout)
+        try:
+            answer = self.http.head(resume, headers=self.auth, timeout=self.timeout)
+        except requests.RequestException:  # that server is gone: start anew where asked
+            return None, 0
         if answer.status_code == 200 and answer.headers.get("Upload-Length") == str(self.length) and \
                 _declared_sha256(answer) == self.whole:
             return resume, int(answer.headers["Upload-Offset"])
