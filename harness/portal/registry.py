@@ -50,6 +50,15 @@ ORGANIZER_ACTIONS: tuple[str, ...] = ("pull",)
 _SCOPE = re.compile(r"^(?P<type>[a-z0-9]+(?:\([a-z0-9]+\))?):(?P<name>[^\s]+):(?P<actions>[a-z*,]*)$")
 
 
+def need_crypto() -> None:
+    """PyJWT and cryptography (the `portal` extra) are there, or one line saying how to install them."""
+    try:
+        import cryptography  # noqa: F401
+        import jwt  # noqa: F401
+    except ImportError as exc:
+        raise HarnessError(f"the registry's tokens need {exc.name}: pip install 'harness[portal]'") from None
+
+
 def key_id(public_key: Any) -> str:
     """The libtrust key id of `public_key` (what docker-registry looks a JWT's `kid` up by): the SHA-256 of its DER
     SubjectPublicKeyInfo, the first 30 bytes, base32 without padding, in groups of four joined by `:`."""
@@ -72,6 +81,7 @@ class SigningKey:
 def signing_key(state: Path) -> SigningKey:
     """The signing key of STATE/registry/, made once (mode 600), and its self-signed certificate (made again from
     the key when it is missing or belongs to another key). Two processes making it at once agree on one key."""
+    need_crypto()
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -279,7 +289,10 @@ class _Keys:
     def get(self) -> SigningKey:
         with self._lock:
             if self._key is None:
-                self._key = signing_key(self.state)
+                try:
+                    self._key = signing_key(self.state)
+                except HarnessError as exc:
+                    raise ApiError(503, str(exc)) from None
             return self._key
 
 
