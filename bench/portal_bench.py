@@ -5,14 +5,17 @@ child process on loopback (its stderr to a file), with its state made directly t
     and `GET /api/v1/me` with some submissions in the database (10 per team: 8 scored, 2 queued; the queue is
     paused with `runs_per_team: 0`, so nothing is evaluated meanwhile). Two rounds: `polling`, each team every
     `--poll-s` seconds (harness submit --wait polls every 2 s), goal p99 under 250 ms; then `flat out`, every team
-    asking again as soon as answered (the capacity, requests/s), beside the peer: an unknown path (tornado's own
-    404, no database, no token check) asked by the same threads in the same round.
+    asking again as soon as answered (the capacity, requests/s), beside the peer: the same threads asking an
+    unknown path flat out in the next round (tornado's own 404: no database, no token check). Last, the
+    organizer's listing of every submission, alone. The results folder holds a summary.json with a run for each
+    scored submission (the bundled wait-3 run's scores), as `harness evaluate` leaves it.
   - upload: a sparse file of `--upload-gib` GiB through the tus endpoint with `harness.portal.upload_client.upload`
     (8 MiB checked chunks), the portal's VmRSS sampled from /proc every 20 ms; goal: at most 100 MiB above the
     RSS before the upload. Beside it, curl sends the same bytes to the same server in one tus PATCH (the upload
     created with a POST; curl streams the file with `-T`, not `--data-binary @file`, which would read all of it
-    into curl's memory first); MB/s of each and their ratio (no goal). The file is not a submission archive:
-    the portal refuses it at completion (422) once every byte is received, which is what is measured.
+    into curl's memory first), taking turns, best of `--repeat` each; MB/s of each and their ratio (no goal).
+    The file is not a submission archive: the portal refuses it at completion (422) once every byte is received,
+    which is what is measured.
   - scheduling: N queued submissions (from several teams) in a real `Store`; the queue's selection as
     `Queue._next_batch` makes it (the queued jobs read from the store, `pick_fair` choosing) repeated until every
     job is picked, each pick's jobs then finished. Goal: the first pick with N queued under 1 s.
@@ -23,6 +26,7 @@ Usage: python3 bench/portal_bench.py [--teams 50] [--upload-gib 2] [--queued 100
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shutil
@@ -68,13 +72,19 @@ def make_campaign(root: Path, teams: int, max_upload_mb: int) -> list[str]:
 
 
 def fill(root: Path, ids: list[str]) -> dict[str, str]:
-    """Each team's token and submissions, made with the Store before the portal starts."""
+    """Each team's token and submissions (and the organizer's token), made with the Store before the portal
+    starts, and the results folder's summary.json with a run for each scored one (the bundled wait-3 run's
+    scores, as `harness evaluate` writes them)."""
+    from harness import layout
+    from harness.jsonio import write_json
     from harness.portal.lifecycle import JobState
     from harness.portal.service import open_store
 
+    scores = json.loads((ROOT / "examples" / "runs" / "udhr-dev-waitk3" / "scores.json").read_text("utf-8"))
+    runs = []
     store = open_store(root / "state", root / "teams.yaml")
     try:
-        tokens = {t: store.issue_token(t) for t in ids}
+        tokens = {t: store.issue_token(t) for t in [*ids, "organizer"]}
         for n in range(SUBMISSIONS_PER_TEAM):
             for t in ids:
                 sub = store.add_submission(t, "dev", "text-en-es", f"system-{n}", str(root / "none" / f"{t}-{n}"),
@@ -83,8 +93,13 @@ def fill(root: Path, ids: list[str]) -> dict[str, str]:
                     for job in store.jobs(sub.id):
                         store.move(job.id, JobState.BUILDING)
                         store.move(job.id, JobState.SCORED)
+                    runs.append({"submission": sub.id, "team": t, "system": sub.system, "track": sub.track,
+                                 "kind": "primary", "baseline": False, "dataset": "dev", "status": "ok",
+                                 "reason": None, "partial": False, "scores": scores, "log": True,
+                                 "hardware": "1x CPU"})
     finally:
         store.close()
+    write_json(layout.ResultsDir(root / "state" / "results").summary, {"task": "bench", "runs": runs}, mkdir=True)
     return tokens
 
 
@@ -92,6 +107,7 @@ class Portal:
     """`harness portal` as a child process on loopback; `url` once it listens."""
 
     def __init__(self, root: Path) -> None:
+        self.state = root / "state"
         self.stderr = (root / "portal.stderr").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "harness", "portal", "--config", str(root / "task.yaml"), "--teams",
@@ -150,7 +166,7 @@ def poll(url: str, tokens: dict[str, str], seconds: float, every_s: float, peer:
         headers = {"Authorization": f"Bearer {token}"}
         asks = [("submissions", "/api/v1/submissions"), ("me", "/api/v1/me")]
         if peer:
-            asks.append(("peer", "/bench-no-such-page"))
+            asks = [("peer", "/bench-no-such-page")]
         mine: dict[str, list[float]] = {k: [] for k in latencies}
         start.wait()
         time.sleep(offset)
@@ -187,7 +203,9 @@ def poll(url: str, tokens: dict[str, str], seconds: float, every_s: float, peer:
 
 
 def bench_api(portal: Portal, tokens: dict[str, str], seconds: float, every_s: float) -> bool:
-    """p50/p99 of the two calls while every team polls, then flat out beside the peer."""
+    """p50/p99 of the two calls while every team polls, then flat out beside the peer; then the organizer's
+    listing of every submission."""
+    organizer = tokens.pop("organizer")
     poll(portal.url, tokens, min(2.0, seconds), 0.0, peer=False)  # warm: every team's session and token once
     cpu = portal.cpu_s()
     lat, wall, n = poll(portal.url, tokens, seconds, every_s, peer=False)
@@ -196,8 +214,10 @@ def bench_api(portal: Portal, tokens: dict[str, str], seconds: float, every_s: f
     p99 = percentile(both, 99)
     ok = p99 < POLL_P99_GOAL_S
     subs = SUBMISSIONS_PER_TEAM * len(tokens)
+    summary = portal.state / "results" / "summary.json"
     print(f"API: {len(tokens)} teams, {subs} submissions in the database ({SCORED_PER_TEAM} scored, "
-          f"{SUBMISSIONS_PER_TEAM - SCORED_PER_TEAM} queued per team), latencies in ms")
+          f"{SUBMISSIONS_PER_TEAM - SCORED_PER_TEAM} queued per team; results/summary.json of "
+          f"{len(tokens) * SCORED_PER_TEAM} runs, {summary.stat().st_size / MiB:.1f} MiB), latencies in ms")
     print(f"  polling (each team both calls every {every_s:g} s, {seconds:g} s): {n} requests, {n / wall:.0f} req/s, "
           f"the portal's CPU {cpu / n * 1000:.2f} ms a request ({cpu / wall:.0%} of a core)")
     for name in ("submissions", "me"):
@@ -205,19 +225,32 @@ def bench_api(portal: Portal, tokens: dict[str, str], seconds: float, every_s: f
               f"p99 {percentile(lat[name], 99) * 1000:7.1f}")
     print(f"    both                     p50 {percentile(both, 50) * 1000:7.1f}   p99 {p99 * 1000:7.1f}   "
           f"goal p99 < {POLL_P99_GOAL_S * 1000:.0f}   {'ok' if ok else 'MISSED'}")
-    cpu = portal.cpu_s()
-    lat, wall, n = poll(portal.url, tokens, seconds, 0.0, peer=True)
-    cpu = portal.cpu_s() - cpu
-    bound = ("the portal's one thread is the bound" if cpu / wall > 0.8 else
-             f"the {len(tokens)} client threads of this one process are the bound, not the portal")
-    print(f"  flat out (each team asks again at once, {seconds:g} s): {n} requests, {n / wall:.0f} req/s "
-          f"(the three paths together; no goal), the portal's CPU {cpu / n * 1000:.2f} ms a request "
-          f"({cpu / wall:.0%} of a core: {bound})")
-    for name, label in (("submissions", "GET /api/v1/submissions"), ("me", "GET /api/v1/me"),
-                        ("peer", "peer: an unknown path (404)")):
-        p50, p99 = percentile(lat[name], 50), percentile(lat[name], 99)
-        print(f"    {label:28} p50 {p50 * 1000:7.1f}   p99 {p99 * 1000:7.1f}"
-              f"   ratio p50 to the peer {p50 / percentile(lat['peer'], 50):5.1f}")
+    print(f"  flat out (each team asks again as soon as answered, {seconds:g} s a round; no goal):")
+    rate = {}
+    for peer in (False, True):
+        cpu = portal.cpu_s()
+        lat, wall, n = poll(portal.url, tokens, seconds, 0.0, peer=peer)
+        cpu = portal.cpu_s() - cpu
+        rate[peer] = n / wall
+        bound = ("the portal's one thread is the bound" if cpu / wall > 0.8 else
+                 f"the {len(tokens)} client threads of this one process are the bound, not the portal")
+        print(f"    {'peer: an unknown path (404: tornado alone)' if peer else 'both calls'}: {n} requests, "
+              f"{n / wall:.0f} req/s, the portal's CPU {cpu / n * 1000:.2f} ms a request ({cpu / wall:.0%} of a "
+              f"core: {bound})")
+        for name in (("peer",) if peer else ("submissions", "me")):
+            print(f"      {'GET /bench-no-such-page' if peer else 'GET /api/v1/' + name:26} "
+                  f"p50 {percentile(lat[name], 50) * 1000:7.1f}   p99 {percentile(lat[name], 99) * 1000:7.1f}")
+    print(f"    ratio of the API's requests/s to the peer's: {rate[False] / rate[True]:.2f}")
+    alone = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        answer = requests.get(f"{portal.url}/api/v1/submissions", headers={"Authorization": f"Bearer {organizer}"},
+                              timeout=600)
+        alone.append(time.perf_counter() - t0)
+        if answer.status_code != 200 or len(answer.json()["submissions"]) != subs:
+            raise SystemExit(f"API: the organizer's listing: {answer.status_code} {answer.text[:200]}")
+    print(f"  the organizer's GET /api/v1/submissions (all {subs}), nothing else asked: median of 3 "
+          f"{statistics.median(alone) * 1000:.0f} ms (no goal)")
     return ok
 
 
