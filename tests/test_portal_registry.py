@@ -8,6 +8,8 @@ import base64
 import os
 import re
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from harness.errors import HarnessError
 from harness.portal import registry
 from harness.portal.registry import Scope, access, granted, key_id, parse_scopes
 from harness.yamlio import read_yaml
-from tests.portal_support import Campaign, PortalProcess, make_campaign
+from tests.portal_support import Campaign, PortalProcess, harness, make_campaign
 
 #: a fixed P-256 key and its libtrust key id, computed apart from the harness with openssl and coreutils:
 #: openssl pkey -in K -pubout -outform DER | sha256sum | cut -c1-60 | xxd -r -p | base32 | fold -w4 | paste -sd:
@@ -138,6 +140,28 @@ def test_the_registry_config_names_the_portal_and_the_certificate(tmp_path: Path
 def test_a_wrong_registry_config_is_one_line(tmp_path: Path, url: str, listen: str, message: str) -> None:
     with pytest.raises(HarnessError, match=message):
         registry.registry_config(tmp_path, url, listen)
+
+
+def test_without_the_portal_extra_it_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jwt", None)  # as if PyJWT were not installed
+    with pytest.raises(HarnessError, match=r"the registry's tokens need jwt: pip install 'harness\[portal\]'"):
+        registry.registry_config(tmp_path, "https://portal.example.org", "127.0.0.1:5000")
+
+
+def test_the_command_writes_the_config_and_says_how_to_start_the_registry(tmp_path: Path) -> None:
+    proc = subprocess.run(harness("portal", "registry-config", "--state", str(tmp_path), "--portal-url",
+                                  "https://portal.example.org"), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    config = tmp_path / "registry" / "config.yml"
+    assert proc.stdout.splitlines() == [
+        f"harness portal: wrote the registry's config to {config}",
+        f"harness portal: start the registry with `docker-registry serve {config}` (token server: "
+        "https://portal.example.org/api/v1/registry/token; `docker login` with the team id and its token)"]
+    assert read_yaml(config)["http"]["addr"] == "127.0.0.1:5000"
+    missing = subprocess.run(harness("portal", "registry-config", "--state", str(tmp_path)), capture_output=True,
+                             text=True, timeout=120)
+    assert missing.returncode != 0 and missing.stderr.strip().splitlines()[-1].endswith(
+        "registry-config needs --portal-url URL: the portal's address as Docker clients reach it")
 
 
 # ------------------------------------------------------------------------------ the endpoint of a real portal
