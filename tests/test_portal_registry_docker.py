@@ -87,8 +87,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         registry.terminate()
         registry.wait(timeout=60)
         portal.stop()
-        for ref in ("alpha/tiny:1", "beta/tiny:1"):
-            subprocess.run(["docker", "rmi", "-f", f"{address}/{ref}"], capture_output=True, timeout=120)
+        ours = subprocess.run(["docker", "image", "ls", "-q", "--filter", f"reference={address}/*/*"],
+                              capture_output=True, text=True, timeout=120).stdout.split()
+        if ours:  # every tiny image made here, untagged ones too
+            subprocess.run(["docker", "rmi", "-f", *sorted(set(ours))], capture_output=True, timeout=120)
 
 
 def _one_file_image(ref: str) -> None:
