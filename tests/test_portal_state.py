@@ -1,9 +1,12 @@
 """The portal's state without a server: the database's migrations and lifecycle, what a submission is charged
-to, the queue's fairness, the phases' one-line errors, tokens and the failed-sign-in guard."""
+to, the queue's fairness, the phases' one-line errors, tokens and the failed-sign-in guard. The store's tests run
+on SQLite and on PostgreSQL (a server of the test session's, tests/conftest.py's `postgresql_server`)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,47 +26,133 @@ from harness.portal.tokens import bearer, token_hash
 TEAMS = (Team("alpha", "Alpha"), Team("beta", "Beta"), Team("gamma", "Gamma"))
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """The database a store test runs on: a SQLite file (the default), or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "portal.sqlite3"
+    return str(request.getfixturevalue("postgresql_url"))
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "portal.sqlite3")
+def store(where: Path | str) -> Iterator[Store]:
+    s = Store(where)
     s.sync_teams(TEAMS)
-    return s
+    try:
+        yield s
+    finally:
+        s.close()
 
 
-def test_a_new_database_has_every_migration_and_reopening_changes_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    first = Store(path)
+def _sql(where: Path | str, statement: str) -> list[tuple]:
+    """One statement on the database itself, beside the store (a new connection, committed)."""
+    if isinstance(where, Path):
+        db = sqlite3.connect(where, isolation_level=None)
+        try:
+            return db.execute(statement).fetchall()
+        finally:
+            db.close()
+    import psycopg
+
+    with psycopg.connect(where, autocommit=True) as pg:
+        cur = pg.execute(statement)
+        return cur.fetchall() if cur.description else []
+
+
+def _tables(where: Path | str) -> set[str]:
+    query = ("SELECT name FROM sqlite_master WHERE type = 'table'" if isinstance(where, Path) else
+             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    return {r[0] for r in _sql(where, query)}
+
+
+def test_a_new_database_has_every_migration_and_reopening_changes_nothing(where: Path | str) -> None:
+    first = Store(where)
     assert first.schema_version() == len(MIGRATIONS)
     first.sync_teams(TEAMS)
     first.close()
-    again = Store(path)
+    again = Store(where)
     assert again.schema_version() == len(MIGRATIONS) and again.team_ids() == ["alpha", "beta", "gamma"]
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    again.close()
+    if isinstance(where, Path):
+        assert sqlite3.connect(where).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    else:  # the version is a table of its own; times are double precision (PostgreSQL's REAL is not)
+        assert _sql(where, "SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
+        assert _sql(where, "SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' "
+                    "AND column_name = 'queued_at'") == [("double precision",)]
 
 
-def test_a_database_of_a_newer_harness_is_refused_in_one_line(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    Store(path).close()
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    db.close()
-    with pytest.raises(HarnessError, match=rf"schema version {len(MIGRATIONS) + 1} is newer than this harness"):
-        Store(path)
+def test_a_database_of_a_newer_harness_is_refused_in_one_line(where: Path | str) -> None:
+    Store(where).close()
+    newer = len(MIGRATIONS) + 1
+    _sql(where, f"PRAGMA user_version = {newer}" if isinstance(where, Path)
+         else f"UPDATE schema_version SET version = {newer}")
+    with pytest.raises(HarnessError, match=rf"schema version {newer} is newer than this harness"):
+        Store(where)
 
 
 def test_an_old_database_is_migrated_in_place(tmp_path: Path) -> None:
-    """A database at version 0 (an empty file) gets every step; a half-applied step is rolled back whole."""
+    """A database at version 0 (an empty file) gets every step."""
     path = tmp_path / "p.sqlite3"
     sqlite3.connect(path).close()
     store = Store(path)
     assert store.schema_version() == len(MIGRATIONS)
-    tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"teams", "tokens", "submissions", "jobs", "uploads", "audit"} <= tables
+    assert {"teams", "tokens", "submissions", "jobs", "uploads", "audit"} <= _tables(path)
 
 
-def test_tokens_are_kept_hashed_and_refused_with_their_reason(store: Store, tmp_path: Path) -> None:
+def test_a_database_at_version_1_is_migrated_to_the_latest_keeping_its_rows(where: Path | str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as m:  # a harness of the first release made it
+        m.setattr("harness.portal.store.MIGRATIONS", MIGRATIONS[:1])
+        old = Store(where)
+        assert old.schema_version() == 1 and "primaries" not in _tables(where)
+        old.sync_teams(TEAMS)
+        sub = old.add_submission("alpha", "dev", "t", "s", "/x", "0" * 64, ("dev",))
+        old.close()
+    store = Store(where)
+    assert store.schema_version() == len(MIGRATIONS) and {"primaries", "phases", "meta"} <= _tables(where)
+    assert store.submission(sub.id) == sub and store.withdrawn(sub.id) == (None, False)
+    store.withdraw(sub.id, "organizer", "rule 3", disqualify=True)  # the new columns work on the old rows
+    assert store.withdrawn(sub.id) == ("rule 3", True) and store.jobs(sub.id)[0].state == JobState.WITHDRAWN
+    store.close()
+
+
+def test_a_half_applied_step_is_rolled_back_whole(where: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = (MIGRATIONS[0], "CREATE TABLE half (x TEXT); CREATE TABLE teams (id TEXT)")  # the 2nd fails
+    monkeypatch.setattr("harness.portal.store.MIGRATIONS", broken)
+    with pytest.raises(Exception, match="(?i)already exists"):
+        Store(where)
+    assert "half" not in _tables(where)
+    monkeypatch.setattr("harness.portal.store.MIGRATIONS", MIGRATIONS[:1])
+    store = Store(where)
+    assert store.schema_version() == 1
+    store.close()
+
+
+def test_two_portals_starting_at_once_migrate_once_and_queue_in_distinct_places(where: Path | str) -> None:
+    """Two stores on one database (two portals), each opened and then queueing from its own threads at once: every
+    step is applied once, and no two jobs share a place in the queue (the read of the next place and the write
+    are one change)."""
+    with ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: Store(where), range(4)))
+    try:
+        assert {s.schema_version() for s in stores} == {len(MIGRATIONS)}
+        stores[0].sync_teams(TEAMS)
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda i: stores[i % 4].add_submission("alpha", "dev", "t", "s", "/x", "0" * 64,
+                                                                 ("dev", "test")), range(40)))
+        seqs = [j.seq for j in stores[1].jobs()]
+        assert len(seqs) == 80 and sorted(seqs) == list(range(1, 81))
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_tokens_are_kept_hashed_and_refused_with_their_reason(store: Store, where: Path | str) -> None:
     token = store.issue_token("alpha")
-    raw = (tmp_path / "portal.sqlite3").read_bytes() + (tmp_path / "portal.sqlite3-wal").read_bytes()
+    if isinstance(where, Path):
+        raw = where.read_bytes() + where.with_name(where.name + "-wal").read_bytes()
+    else:
+        raw = repr(_sql(where, "SELECT * FROM tokens") + _sql(where, "SELECT * FROM audit")).encode()
     assert token.encode() not in raw and token_hash(token).encode() in raw
     assert store.check_token(token).owner == "alpha"
     rotated = store.issue_token("alpha", rotate=True)
@@ -73,6 +162,36 @@ def test_tokens_are_kept_hashed_and_refused_with_their_reason(store: Store, tmp_
     with pytest.raises(HarnessError, match="no team 'delta' in the portal"):
         store.issue_token("delta")
     assert bearer("Bearer  abc ") == "abc" and bearer("Basic abc") is None and bearer(None) is None
+
+
+@pytest.mark.postgresql
+def test_a_lost_postgresql_connection_is_opened_again_between_changes(postgresql_url: str) -> None:
+    store = Store(postgresql_url)
+    try:
+        store.sync_teams(TEAMS)
+        _sql(postgresql_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+             "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        with pytest.raises(Exception):  # noqa: B017 - the statement under way fails: it is not retried
+            store.team_ids()
+        assert store.team_ids() == ["alpha", "beta", "gamma"]  # the next one reconnects
+        sub = store.add_submission("beta", "dev", "t", "s", "/x", "0" * 64, ("dev",))
+        assert _sql(postgresql_url, f"SELECT team, phase FROM submissions WHERE id = '{sub.id}'") == [("beta", "dev")]
+    finally:
+        store.close()
+
+
+@pytest.mark.postgresql
+def test_postgresql_that_cannot_be_reached_or_a_wrong_db_is_one_line(postgresql_server, tmp_path: Path) -> None:
+    from harness.portal.service import open_store
+
+    url = f"postgresql://postgres:secret@127.0.0.1:{postgresql_server.port}/no_such_database"
+    with pytest.raises(HarnessError) as err:
+        Store(url)
+    line = str(err.value)
+    assert line.startswith("--db postgresql://postgres:***@127.0.0.1:") and "cannot connect" in line
+    assert "no_such_database" in line and "secret" not in line and "\n" not in line
+    with pytest.raises(HarnessError, match=r"--db 'mysql://x/y': not a PostgreSQL URL"):
+        open_store(tmp_path / "state", None, "mysql://x/y")
 
 
 def test_a_job_moves_only_as_the_lifecycle_allows_and_restarts_queue_what_ran(store: Store) -> None:

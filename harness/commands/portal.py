@@ -17,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "`registry-config`: write docker-registry's config (token authentication by the portal)")
     parser.add_argument("--state", type=Path, required=True, help="the portal's folder: database, uploads, "
                         "submissions and results/ (the results folder `harness evaluate` writes)")
+    parser.add_argument("--db", default=None, metavar="postgresql://USER@HOST:PORT/DB", help="keep the portal's "
+                        "state in this PostgreSQL database (serve; token), not in STATE/portal.sqlite3 (the default); "
+                        "give a password through PGPASSWORD or ~/.pgpass, not in the URL")
     parser.add_argument("--config", type=Path, help="the task config, with its `portal:` section (serve)")
     parser.add_argument("--teams", type=Path, help="teams.yaml: the campaign's teams (serve; token)")
     parser.add_argument("--listen", default=None, help="address to listen on (default 127.0.0.1:8700; "
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         if args.workers < 1:
             raise HarnessError(f"--workers must be at least 1, got {args.workers}")
         return service.serve(args.config, args.teams, args.state, args.listen or "127.0.0.1:8700", args.workers,
-                             args.proxy_headers)
+                             args.proxy_headers, args.db)
     if args.words == ["registry-config"]:
         return _registry_config(args)
     if args.words[0] != "token" or len(args.words) != 2:
@@ -52,11 +55,11 @@ def run(args: argparse.Namespace) -> int:
                            "portal registry-config`, or no action to serve")
     owner = args.words[1]
     if args.revoke:
-        n = service.revoke(args.state, args.teams, owner)
+        n = service.revoke(args.state, args.teams, owner, args.db)
         print(f"harness portal: revoked {n} token(s) of {owner}")
         return 0
     ttl = None if args.ttl_days is None else args.ttl_days * 86400
-    print(service.issue(args.state, args.teams, owner, ttl, args.rotate))
+    print(service.issue(args.state, args.teams, owner, ttl, args.rotate, args.db))
     return 0
 
 

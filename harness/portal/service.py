@@ -19,27 +19,31 @@ from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import PortalSettings, load_portal_settings
 from harness.portal.queue import Queue
-from harness.portal.store import Store
+from harness.portal.store import Store, is_database_url
 from harness.portal.teams import ORGANIZER, load_teams
 
 DATABASE = "portal.sqlite3"
 
 
-def open_store(state: Path, teams: Path | None) -> Store:
-    """The state folder's database, with the teams of `teams` (when given) brought in."""
+def open_store(state: Path, teams: Path | None, db: str | None = None) -> Store:
+    """The portal's database, with the teams of `teams` (when given) brought in: the state folder's SQLite file, or
+    the PostgreSQL database `db` names (`postgresql://USER@HOST:PORT/DB`)."""
     state.mkdir(parents=True, exist_ok=True)
-    store = Store(state / DATABASE)
+    if db is not None and not is_database_url(db):
+        raise HarnessError(f"--db {db!r}: not a PostgreSQL URL (postgresql://USER@HOST:PORT/DB); leave --db out for "
+                           f"SQLite in {state / DATABASE}")
+    store = Store(state / DATABASE if db is None else db)
     if teams is not None:
         store.sync_teams(load_teams(teams))
     return store
 
 
-def build(config: Path, teams: Path, state: Path, workers: int) -> Portal:
+def build(config: Path, teams: Path, state: Path, workers: int, db: str | None = None) -> Portal:
     """The portal of a campaign (not yet serving)."""
     task = load_config(config, check_files=False)
     datasets = {name for track in task.tracks for name in track.datasets}
     settings = load_portal_settings(config, datasets)
-    store = open_store(state, teams)
+    store = open_store(state, teams, db)
     baseline_teams = frozenset(t.id for t in load_teams(teams) if t.baseline)
     for sub in ("uploads", "submissions", "results"):
         (state / sub).mkdir(exist_ok=True)
@@ -66,14 +70,15 @@ def audit_limit_changes(store: Store, settings: PortalSettings) -> None:
 SWEEP_S = 600
 
 
-def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, proxy_headers: bool = False) -> int:
+def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, proxy_headers: bool = False,
+          db: str | None = None) -> int:
     """Serve until SIGINT or SIGTERM; the queue's evaluation is stopped and what it ran is queued again.
     `proxy_headers`: take the client's address from X-Real-IP / X-Forwarded-For (only behind a proxy that sets
     them: otherwise a client could name any address and slip past the failed-sign-in guard)."""
     host, _, port_text = listen.rpartition(":")
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
-    portal = build(config, teams, state, workers)
+    portal = build(config, teams, state, workers, db)
     app = make_app(portal, cookie_secret(state),
                    [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal),
                     *registry.routes(portal)])
@@ -107,17 +112,18 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
     return 0
 
 
-def issue(state: Path, teams: Path | None, owner: str, ttl_s: float | None, rotate: bool) -> str:
+def issue(state: Path, teams: Path | None, owner: str, ttl_s: float | None, rotate: bool,
+          db: str | None = None) -> str:
     """A new token for a team (or the organizer), shown once."""
-    store = open_store(state, teams)
+    store = open_store(state, teams, db)
     try:
         return store.issue_token(owner if owner != ORGANIZER else ORGANIZER, ttl_s, rotate)
     finally:
         store.close()
 
 
-def revoke(state: Path, teams: Path | None, owner: str) -> int:
-    store = open_store(state, teams)
+def revoke(state: Path, teams: Path | None, owner: str, db: str | None = None) -> int:
+    store = open_store(state, teams, db)
     try:
         return store.revoke_tokens(owner)
     finally:

@@ -1,24 +1,174 @@
 """The portal's state in one database behind one small interface (`Store`): SQLite in `STATE/portal.sqlite3`
-(WAL, so readers never wait for the queue's writes). Every change is one transaction; the schema is migrated on
-open (harness/portal/migrations.py)."""
+(WAL, so readers never wait for the queue's writes) by default, or PostgreSQL (`--db postgresql://...`). Every
+change is one transaction, and one change is written at a time (SQLite's `BEGIN IMMEDIATE`; in PostgreSQL a
+transaction-level advisory lock, so that two portals on one database cannot both take a read-then-write, such as
+the queue's next place, at once); the schema is migrated on open (harness/portal/migrations.py), one step at a
+time under that same lock. The two databases differ only in `SQLiteDatabase` and `PostgreSQLDatabase`."""
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from harness.errors import HarnessError
 from harness.portal.lifecycle import FINAL, OUR_FAULT, JobState, can_move
-from harness.portal.migrations import MIGRATIONS
+from harness.portal.migrations import MIGRATIONS, statements
 from harness.portal.teams import ORGANIZER, Team
 from harness.portal.tokens import new_token, token_hash
+
+#: the URL schemes that name a PostgreSQL database (libpq's)
+POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class Database(Protocol):
+    """One connection to the portal's database, in the words the store needs (`?` placeholders in SQL)."""
+
+    dialect: str  # a key of migrations.TERMS
+    where: str  # the database as a message names it (never a password)
+
+    def execute(self, sql: str, args: Sequence[object] = ()) -> Any: ...
+
+    def begin(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def schema_version(self) -> int: ...
+
+    def set_schema_version(self, number: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class SQLiteDatabase:
+    """A SQLite file: WAL, foreign keys enforced; the schema version is `PRAGMA user_version`."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.where = str(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def execute(self, sql: str, args: Sequence[object] = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, args)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")  # the write lock now, not at the first write: no deadlock on upgrade
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.execute("ROLLBACK")
+
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def set_schema_version(self, number: int) -> None:
+        self._db.execute(f"PRAGMA user_version = {int(number)}")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+#: the advisory lock every change of the portal's PostgreSQL database takes (per database: "harness" in ASCII)
+WRITER_LOCK = 0x68_61_72_6E_65_73_73
+
+
+class PostgreSQLDatabase:
+    """A PostgreSQL database through psycopg 3 (autocommit; the store begins and ends its transactions). The
+    schema version is the one row of a `schema_version` table. A connection lost between transactions (the
+    server restarted) is opened again at the next statement; one lost inside a transaction fails that change."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.where = re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
+        self._url = url
+        self._in_tx = False
+        self._db = self._connect()
+
+    def _connect(self) -> Any:
+        try:
+            import psycopg
+        except ImportError:
+            raise HarnessError(f"--db {self.where}: PostgreSQL needs psycopg 3: pip install 'harness[portal]' "
+                               "(or psycopg[binary])") from None
+        try:
+            return psycopg.connect(self._url, autocommit=True, connect_timeout=30)
+        except psycopg.Error as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise HarnessError(f"--db {self.where}: cannot connect: {reason}") from None
+
+    def execute(self, sql: str, args: Sequence[object] = ()) -> Any:
+        if self._db.broken or self._db.closed:
+            if self._in_tx:
+                raise HarnessError(f"{self.where}: the connection was lost inside a transaction")
+            self._db = self._connect()
+        # psycopg's placeholder is %s (and a literal % is %%); args are always passed, so both are read
+        return self._db.execute(sql.replace("%", "%%").replace("?", "%s"), tuple(args))
+
+    def begin(self) -> None:
+        self.execute("BEGIN")
+        self._in_tx = True
+        try:
+            self.execute("SELECT pg_advisory_xact_lock(?)", (WRITER_LOCK,))  # let go at COMMIT or ROLLBACK
+        except BaseException:
+            self.rollback()
+            raise
+
+    def commit(self) -> None:
+        self.execute("COMMIT")
+        self._in_tx = False
+
+    def rollback(self) -> None:
+        self._in_tx = False
+        if not (self._db.broken or self._db.closed):
+            self._db.execute("ROLLBACK")
+
+    def schema_version(self) -> int:
+        # pg_class read as a table (this statement's snapshot), not through to_regclass: the catalog cache is not
+        # refreshed by taking an advisory lock, and would miss the table another portal just made
+        if self.execute("SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                        "ON n.oid = c.relnamespace WHERE c.relname = 'schema_version' "
+                        "AND n.nspname = current_schema()").fetchone()[0] == 0:
+            return 0
+        row = self.execute("SELECT version FROM schema_version").fetchone()
+        return int(row[0]) if row else 0
+
+    def set_schema_version(self, number: int) -> None:
+        self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        self.execute("DELETE FROM schema_version")
+        self.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def is_database_url(text: str) -> bool:
+    """Whether `text` names a PostgreSQL database (postgresql://USER@HOST:PORT/DB) rather than a SQLite file."""
+    return text.startswith(POSTGRESQL_SCHEMES)
+
+
+def open_database(where: Path | str) -> Database:
+    """A SQLite file's path, or a PostgreSQL URL, as a connection."""
+    if isinstance(where, str) and is_database_url(where):
+        return PostgreSQLDatabase(where)
+    return SQLiteDatabase(Path(where))
 
 
 @dataclass(frozen=True)
@@ -68,53 +218,48 @@ _JOB_COLUMNS = ("j.id, j.submission, s.team, j.dataset, j.seq, j.state, j.failur
 
 
 class Store:
-    """The portal's database. Safe to share between threads: one connection, one lock."""
+    """The portal's database. Safe to share between threads: one connection, one lock. `where` is a SQLite file's
+    path (the default) or a PostgreSQL URL (`postgresql://USER@HOST:PORT/DB`)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, where: Path | str) -> None:
+        self._db = open_database(where)
+        self.path = Path(self._db.where) if isinstance(self._db, SQLiteDatabase) else None
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self.migrate()
 
     # ------------------------------------------------------------------------------------------- schema
 
     def schema_version(self) -> int:
         """The number of migrations applied."""
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        with self._lock:
+            return self._db.schema_version()
 
     def migrate(self) -> None:
-        """Apply the migrations this database lacks, each in its own transaction."""
+        """Apply the migrations this database lacks, each in its own transaction; each step is read again under
+        the write lock, so that two portals starting at once apply it once."""
         with self._lock:
             have = self.schema_version()
             if have > len(MIGRATIONS):
-                raise HarnessError(f"{self.path}: schema version {have} is newer than this harness knows "
+                raise HarnessError(f"{self._db.where}: schema version {have} is newer than this harness knows "
                                    f"({len(MIGRATIONS)}): upgrade the harness")
-            for number, script in enumerate(MIGRATIONS[have:], start=have + 1):
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    for statement in script.split(";"):
-                        if statement.strip():
-                            self._db.execute(statement)
-                    self._db.execute(f"PRAGMA user_version = {number}")
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
+            for number in range(have + 1, len(MIGRATIONS) + 1):
+                with self._tx() as db:
+                    if db.schema_version() >= number:  # another portal applied it meanwhile
+                        continue
+                    for statement in statements(MIGRATIONS[number - 1], db.dialect):
+                        db.execute(statement)
+                    db.set_schema_version(number)
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self) -> Iterator[Database]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.begin()
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.rollback()
                 raise
-            self._db.execute("COMMIT")
+            self._db.commit()
 
     def close(self) -> None:
         with self._lock:
@@ -191,7 +336,7 @@ class Store:
             self._audit(db, team, "submit", f"{sub.id} phase {phase} datasets {','.join(datasets)}")
         return sub
 
-    def _queue(self, db: sqlite3.Connection, submission: str, dataset: str, now: float) -> str:
+    def _queue(self, db: Database, submission: str, dataset: str, now: float) -> str:
         seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()[0]
         job_id = "j-" + secrets.token_hex(8)
         db.execute("INSERT INTO jobs (id, submission, dataset, seq, state, queued_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -370,7 +515,7 @@ class Store:
             self._audit(db, who, action, detail)
 
     @staticmethod
-    def _audit(db: sqlite3.Connection, who: str, action: str, detail: str) -> None:
+    def _audit(db: Database, who: str, action: str, detail: str) -> None:
         db.execute("INSERT INTO audit (at, who, action, detail) VALUES (?, ?, ?, ?)",
                    (time.time(), who, action, detail))
 
