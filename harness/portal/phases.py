@@ -12,6 +12,7 @@ ignore it).
           closes: 2026-12-15T23:59:59Z
           results: team                     # team | public | hidden (nobody until the reveal)
           limits: {per_day: 5, total: 50, at_once: 2, failures: 10}
+      notify: {smtp: HOST:PORT, from: ADDRESS}  # optional: e-mail to teams and the organizer (harness.portal.mail)
 
 `per_day` and `total` count a team's submissions that did not fail through the organizer's fault and were not
 cancelled; `failures` caps those that failed through the team's own fault (a separate, visible counter). A day is
@@ -26,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.portal.mail import NotifySettings, parse_notify
 from harness.yamlio import parse_yaml, read_text
 
 VISIBILITY = ("team", "public", "hidden")
-_PORTAL_FIELDS = {"runs_per_team", "max_upload_mb", "upload_expires_h", "phases"}
+_PORTAL_FIELDS = {"runs_per_team", "max_upload_mb", "upload_expires_h", "phases", "notify"}
 _PHASE_FIELDS = {"name", "datasets", "opens", "closes", "results", "limits"}
 _LIMIT_FIELDS = ("per_day", "total", "at_once", "failures")
 
@@ -68,6 +70,7 @@ class PortalSettings:
     runs_per_team: int = 2
     max_upload_bytes: int = 2048 * 1024**2
     upload_expires_s: int = 24 * 3600
+    notify: NotifySettings | None = None  # e-mail notifications (harness.portal.mail); None: none are sent
 
     def phase(self, name: str) -> Phase:
         """The phase called `name` (one line naming the known ones otherwise)."""
@@ -106,7 +109,8 @@ def load_portal_settings(config_path: Path, datasets: set[str]) -> PortalSetting
         phases=phases,
         runs_per_team=_count(section, "runs_per_team", where, 2),
         max_upload_bytes=_count(section, "max_upload_mb", where, 2048) * 1024**2,
-        upload_expires_s=_count(section, "upload_expires_h", where, 24) * 3600)
+        upload_expires_s=_count(section, "upload_expires_h", where, 24) * 3600,
+        notify=None if section.get("notify") is None else parse_notify(section["notify"], f"{where}.notify"))
 
 
 def _phase(raw: Any, where: str, datasets: set[str]) -> Phase:

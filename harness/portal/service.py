@@ -14,7 +14,7 @@ import tornado.ioloop
 
 from harness.config import load_config
 from harness.errors import HarnessError
-from harness.portal import admin_pages, organizer, pages, registry
+from harness.portal import admin_pages, notify, organizer, pages, registry
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import PortalSettings, load_portal_settings
@@ -79,9 +79,10 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
     if not host or not port_text.isdigit():
         raise HarnessError(f"--listen: {listen!r} is not HOST:PORT")
     portal = build(config, teams, state, workers, db)
+    notifier = notify.attach(portal, teams)  # None without portal.notify: nothing is mailed
     app = make_app(portal, cookie_secret(state),
                    [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal),
-                    *registry.routes(portal)])
+                    *registry.routes(portal), *notify.routes(portal, notifier)])
 
     async def main() -> None:
         try:
@@ -98,6 +99,8 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         bound = next(iter(server._sockets.values())).getsockname()
+        if notifier is not None:
+            notifier.start(f"http://{bound[0]}:{bound[1]}")
         print(f"harness portal: listening on http://{bound[0]}:{bound[1]}", flush=True)
         await stop.wait()
         sweeper.stop()
@@ -106,6 +109,8 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
     try:
         asyncio.run(main())
     finally:
+        if notifier is not None:
+            notifier.stop()
         portal.queue.stop()
         portal.store.close()
     print("harness portal: stopped", file=sys.stderr)
