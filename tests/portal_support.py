@@ -73,19 +73,26 @@ class PortalProcess:
 
     def __init__(self, campaign: Campaign, *extra: str) -> None:
         self.campaign = campaign
+        campaign.root.mkdir(parents=True, exist_ok=True)
+        self.log = (campaign.root / "portal.log").open("a", encoding="utf-8")
         self.process = subprocess.Popen(
             harness("portal", "--config", str(campaign.config), "--teams", str(campaign.teams), "--state",
                     str(campaign.state), "--listen", "127.0.0.1:0", "--workers", "2", *extra),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=self.log, text=True)  # a file: a pipe nobody reads would fill and block
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        assert line.startswith(LISTENING), line + (self.process.stderr.read() if self.process.stderr else "")
+        assert line.startswith(LISTENING), line + self.log_text()
         self.url = line[len(LISTENING):].strip()
+
+    def log_text(self) -> str:
+        """What the portal wrote on standard error so far."""
+        return (self.campaign.root / "portal.log").read_text(encoding="utf-8", errors="replace")
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=120)
+        self.log.close()
 
     def kill(self) -> None:
         self.process.kill()

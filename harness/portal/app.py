@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import secrets
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -66,12 +67,35 @@ class SignInGuard:
 
 
 @dataclass
+class RunsCache:
+    """STATE/results/summary.json's runs by (submission, dataset), parsed again only when the file changes (it is
+    megabytes in a campaign, and every listing reads it)."""
+
+    key: tuple[int, int] | None = None
+    runs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, state: Path) -> dict[tuple[str, str], dict[str, Any]]:
+        path = layout.ResultsDir(state / "results").summary
+        try:
+            info = path.stat()
+            key: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            key = None
+        with self.lock:
+            if key != self.key:
+                self.runs, self.key = _runs(state), key
+            return self.runs
+
+
+@dataclass
 class Portal:
     """Everything the handlers share."""
 
     campaign: Campaign
     queue: Queue
     guard: SignInGuard = field(default_factory=SignInGuard)
+    results: RunsCache = field(default_factory=RunsCache)
 
     @property
     def store(self) -> Store:
@@ -178,7 +202,8 @@ class SubmissionsApi(Api):
     def get(self) -> None:
         store = self.portal.store
         subs = store.submissions(None if self.owner == ORGANIZER else self.owner)
-        self.json({"submissions": [describe(self.portal, s, self.owner) for s in subs]})
+        queued = queued_ids(self.portal)
+        self.json({"submissions": [describe(self.portal, s, self.owner, queued) for s in subs]})
 
 
 class SubmissionApi(Api):
@@ -240,11 +265,13 @@ def cancel(portal: Portal, sub: SubmissionRecord, who: str) -> list[str]:
     return done
 
 
-def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, Any]:
+def describe(portal: Portal, sub: SubmissionRecord, viewer: str, queued: list[str] | None = None) -> dict[str, Any]:
     """A submission as the API shows it to `viewer`: its jobs with state, queue position, progress, failure
-    class and reason; scores where the phase lets the viewer see them."""
-    queued = [j.id for j in portal.store.jobs(states=(JobState.QUEUED,))]
-    runs = _runs(portal.campaign.state)
+    class and reason; scores where the phase lets the viewer see them. `queued`: the queued jobs' ids in order
+    (read once for a whole listing)."""
+    if queued is None:
+        queued = queued_ids(portal)
+    runs = portal.results.get(portal.campaign.state)
     jobs = []
     for job in portal.store.jobs(sub.id):
         item: dict[str, Any] = {"id": job.id, "dataset": job.dataset, "state": job.state.value,
@@ -264,6 +291,11 @@ def describe(portal: Portal, sub: SubmissionRecord, viewer: str) -> dict[str, An
             "baseline": sub.team in portal.campaign.baseline_teams,
             "sha256": sub.sha256, "created_at": _iso(sub.created_at), "jobs": jobs,
             **({"withdrawn": withdrawn, "disqualified": disqualified} if withdrawn is not None else {})}
+
+
+def queued_ids(portal: Portal) -> list[str]:
+    """The queued jobs' ids, first in line first."""
+    return [j.id for j in portal.store.jobs(states=(JobState.QUEUED,))]
 
 
 def waiting_reason(portal: Portal, team: str, position: int) -> str:
@@ -329,7 +361,9 @@ def upload_settings(portal: Portal) -> UploadSettings:
 
     async def complete(part: Path, metadata: Any, owner: str) -> None:
         # checking and extracting a large archive takes a while: off the IOLoop, so other requests go on
-        sub = await asyncio.get_running_loop().run_in_executor(None, accept, campaign, part, owner, utc_now())
+        checked = metadata.get("sha256")  # the upload checked the whole file against it
+        sub = await asyncio.get_running_loop().run_in_executor(None, accept, campaign, part, owner, utc_now(),
+                                                                checked)
         portal.store.link_upload(part.stem, owner, sub.id)
         portal.queue.wake()
 

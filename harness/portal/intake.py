@@ -38,9 +38,10 @@ class Campaign:
     baseline_teams: frozenset[str] = frozenset()  # teams.yaml's `baseline: true` teams
 
 
-def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> SubmissionRecord:
+def accept(campaign: Campaign, archive: Path, team: str, now: datetime, sha256: str | None = None) -> SubmissionRecord:
     """Check `archive` (a tar.gz of a submission folder uploaded by `team`) and record it as a submission of the
-    phase open at `now`, or raise a HarnessError with one line."""
+    phase open at `now`, or raise a HarnessError with one line. `sha256`: the archive's, when the upload has
+    checked it already (else it is computed)."""
     phase = campaign.settings.open_phase(now)
     if phase is None:
         raise HarnessError(_closed_line(campaign.settings, now))
@@ -48,7 +49,7 @@ def accept(campaign: Campaign, archive: Path, team: str, now: datetime) -> Submi
         raise HarnessError(f"phase {phase.name} is frozen by the organizer: it takes no more submissions")
     incoming = campaign.state / "submissions" / f".incoming-{secrets.token_hex(8)}"
     try:
-        return _accept(campaign, archive, team, now, phase, incoming)
+        return _accept(campaign, archive, team, now, phase, incoming, sha256)
     except HarnessError as exc:  # the team sees its own file names, never a folder of the organizer's
         raise HarnessError(_without_folder(str(exc).replace(str(archive), "the upload"), incoming)) from None
     finally:
@@ -62,8 +63,8 @@ def _without_folder(line: str, incoming: Path) -> str:
     return line
 
 
-def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: Phase,
-            incoming: Path) -> SubmissionRecord:
+def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: Phase, incoming: Path,
+            sha256: str | None) -> SubmissionRecord:
     extract_checked(archive, incoming, ArchiveLimits(max_unpacked=UNPACKED_PER_UPLOAD *
                                                      campaign.settings.max_upload_bytes))
     folder = _submission_root(incoming)
@@ -84,7 +85,7 @@ def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: 
         full = [c for c in counters(campaign.store, team, phase, now) if c.reached]
         if full:
             raise HarnessError(f"phase {phase.name}: limit reached: {full[0].line()}")
-        digest = sha256_file(archive)
+        digest = sha256 or sha256_file(archive)
         sub_id = _baseline_id(campaign, team, sub.track) or f"{team}-{secrets.token_hex(6)}"
         target = campaign.state / "submissions" / sub_id
         folder.rename(target)
