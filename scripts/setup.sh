@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(docker.io docker-registry wordnet-base iproute2 iptables curl debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev)
+APT_PACKAGES=(docker.io docker-registry wordnet-base iproute2 iptables curl debootstrap apertium apertium-eng-spa espeak-ng pocketsphinx-testdata chromium chromium-driver gcc libc6-dev postgresql)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
