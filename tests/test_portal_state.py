@@ -5,6 +5,7 @@ on SQLite and on PostgreSQL (a server of the test session's, tests/conftest.py's
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -145,6 +146,14 @@ def test_two_portals_starting_at_once_migrate_once_and_queue_in_distinct_places(
     finally:
         for s in stores:
             s.close()
+
+
+def test_postgresql_without_psycopg_says_how_to_install_it_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    with pytest.raises(HarnessError) as err:
+        Store("postgresql://portal:pw@db.example.org:5432/portal")
+    assert str(err.value) == ("--db postgresql://portal:***@db.example.org:5432/portal: PostgreSQL needs psycopg 3: "
+                              "pip install 'harness[portal]' (or psycopg[binary])")
 
 
 def test_tokens_are_kept_hashed_and_refused_with_their_reason(store: Store, where: Path | str) -> None:
