@@ -7,8 +7,11 @@ that is gone."""
 
 from __future__ import annotations
 
+import json
+import os
 import smtplib
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from aiosmtpd.controller import Controller
 
 from harness.errors import ConfigError
@@ -32,7 +36,8 @@ from harness.portal.notify import Notifier, at_most_s, attach, digest_mail, next
 from harness.portal.phases import load_portal_settings
 from harness.portal.service import build
 from harness.portal.store import Job
-from tests.portal_support import Campaign, make_campaign
+from harness.portal.upload_client import pack_folder, upload
+from tests.portal_support import ROOT, Campaign, PortalProcess, api, harness, log_submission, make_campaign
 
 
 class Inbox:
@@ -331,3 +336,121 @@ def test_a_mail_that_cannot_be_sent_is_a_line_and_an_audit_entry(built, capfd: p
     assert entry[1] == "portal" and entry[3].startswith(
         f"mail about {job.submission} on dev (failed) to a@example.org not sent: ConnectionRefusedError: ")
     assert f"harness portal: {entry[3]}\n" in capfd.readouterr().err
+
+
+# ------------------------------------------------------------------------------------- a real portal, end to end
+
+def submit(url: str, token: str, folder: Path, *extra: str) -> str:
+    """`harness submit FOLDER --portal URL` as a team does; the submission's id."""
+    proc = subprocess.run(harness("submit", str(folder), "--portal", url, *extra), capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "HARNESS_PORTAL_TOKEN": token})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout.splitlines()[0].split()[3]
+
+
+def short_log_submission(folder: Path, team: str) -> Path:
+    """A log submission whose dev log lacks its last three lines: `harness check` would refuse it, so it is sent
+    past the command (the portal takes it: it checks logs when it evaluates them) and its evaluation fails."""
+    log_submission(folder, team=team, system="short-log")
+    log = folder / "dev.log"
+    log.write_text("".join(log.read_text(encoding="utf-8").splitlines(True)[:-3]), encoding="utf-8")
+    return folder
+
+
+def upload_past_the_command(url: str, token: str, folder: Path) -> str:
+    archive = pack_folder(folder, folder.parent / f"{folder.name}.tar.gz")
+    done = upload(f"{url}/api/v1/uploads", archive, token, {"filename": archive.name})
+    answer = requests.get(f"{done}/submission", headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["id"])
+
+
+def mails_to(inbox: Inbox, address: str) -> list[EmailMessage]:
+    return [m for m in inbox.messages if address in m["X-Envelope-To"].split(", ")]
+
+
+@pytest.mark.slow
+def test_teams_are_mailed_their_scores_and_failures_and_the_organizer_the_digest(
+        tmp_path: Path, smtp_server: tuple[Controller, Inbox]) -> None:
+    controller, inbox = smtp_server
+    campaign = campaign_with_notify(tmp_path / "c", controller.port)
+    tokens = {owner: campaign.token(owner) for owner in ("alpha", "beta", "organizer")}
+    server = PortalProcess(campaign)
+    try:
+        scored = submit(server.url, tokens["alpha"], log_submission(tmp_path / "ok"), "--wait")
+        wait_for(lambda: len(mails_to(inbox, "a@example.org")) == 1, timeout=60)
+        failed = upload_past_the_command(server.url, tokens["beta"], short_log_submission(tmp_path / "bad", "beta"))
+        wait_for(lambda: len(mails_to(inbox, "b@example.org")) == 1, timeout=600)
+        digest = api(server.url, tokens["organizer"], "admin/digest", "POST")
+        assert api(server.url, tokens["beta"], "admin/digest", "POST").status_code == 404  # a team: no such page
+        wait_for(lambda: len(mails_to(inbox, "chairs@example.org")) == 1)
+    finally:
+        server.stop()
+    ok = mails_to(inbox, "a@example.org")[0]
+    bleu = json.loads((ROOT / "examples" / "runs" / "udhr-dev-waitk3" / "scores.json").read_text())["BLEU"]["score"]
+    assert ok["Subject"].strip() == f"[demo-simultaneous-translation] {scored} scored on dev"
+    text = ok.get_content()
+    assert f"your submission {scored} (system waitk-log, track text-en-es, phase dev) was scored on dev:" in text
+    assert f"\n  BLEU {bleu:.2f}\n  LAAL " in text  # the track's primary quality and latency
+    assert f"{server.url}/team/submissions/{scored}\n" in text
+    bad = mails_to(inbox, "b@example.org")[0]
+    reason = "37 instances, but dataset 'dev' has 40"
+    assert bad["Subject"].strip().startswith(f"[demo-simultaneous-translation] {failed} failed on dev: ")
+    failure = bad["Subject"].strip().rsplit(": ", 1)[1]
+    text = bad.get_content()
+    assert f"  failure: {failure}\n  reason: submission.yaml: logs.dev: dev.log: {reason}" in text
+    assert str(campaign.state) not in text  # the team's own file names, not the organizer's folders
+    assert "the build log and the client log's last lines are on the submission's page" in text
+    assert f"{server.url}/team/submissions/{failed}\n" in text
+    assert [m["X-Envelope-To"] for m in inbox.messages].count("a@example.org") == 1  # one mail per job end
+    assert digest.status_code == 200, digest.text
+    sent = digest.json()
+    assert sent["sent"] is True and sent["to"] == ["chairs@example.org"] and sent["error"] is None
+    assert mails_to(inbox, "chairs@example.org")[0].get_content() == sent["text"]
+    assert f"  alpha (Alpha Lab): 1: {scored} (dev scored)" in sent["text"]
+    assert f"  beta (Beta Group): 1: {failed} (dev failed: {failure})" in sent["text"]
+    assert f"Failures in the last day: 1\n  {failure}: 1\n    {failed} on dev: " in sent["text"]
+    assert "Jobs queued now: 0\n" in sent["text"] and "Stuck: none" in sent["text"]
+
+
+@pytest.mark.slow
+def test_an_smtp_server_that_is_gone_stops_no_evaluation_and_a_restart_mails_nothing_twice(
+        tmp_path: Path) -> None:
+    inbox, port = Inbox(), free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=port)
+    smtp.start()
+    smtp.stop()  # the organizer's SMTP server is down: every connection is refused
+    campaign = campaign_with_notify(tmp_path / "c", port)
+    tokens = {owner: campaign.token(owner) for owner in ("alpha", "beta", "organizer")}
+    server = PortalProcess(campaign)
+    try:
+        first = submit(server.url, tokens["alpha"], log_submission(tmp_path / "one"), "--wait")
+        second = submit(server.url, tokens["beta"], log_submission(tmp_path / "two", team="beta"), "--wait")
+        assert [j["state"] for j in api(server.url, tokens["beta"], f"submissions/{second}").json()["jobs"]] == [
+            "scored"]  # the next job ended scored while the mail about the first could not go out
+
+        def failed_mails() -> list[dict]:
+            audit = api(server.url, tokens["organizer"], "admin/audit").json()["audit"]
+            return [a for a in audit if a["action"] == "notify.failed"]
+
+        wait_for(lambda: len(failed_mails()) == 2, timeout=120)
+        details = [a["detail"] for a in failed_mails()]
+    finally:
+        server.stop()
+    assert details[0].startswith(f"mail about {first} on dev (scored) to a@example.org not sent: "
+                                 "ConnectionRefusedError: ")
+    assert f"harness portal: {details[0]}\n" in server.log_text()  # one line on the portal's standard error
+    smtp = Controller(inbox, hostname="127.0.0.1", port=port)
+    smtp.start()  # the server is back; the portal is started again
+    again = PortalProcess(campaign)
+    try:
+        third = submit(again.url, tokens["alpha"], log_submission(tmp_path / "three", system="third"), "--wait")
+        wait_for(lambda: len(inbox.messages) == 1, timeout=60)
+        digest = api(again.url, tokens["organizer"], "admin/digest", "POST").json()  # after anything queued before
+    finally:
+        again.stop()
+        smtp.stop()
+    assert [m["Subject"].strip() for m in inbox.messages[:1]] == [
+        f"[demo-simultaneous-translation] {third} scored on dev"]  # the two failed ones are not sent again
+    assert digest["sent"] is True and len(inbox.messages) == 2
+

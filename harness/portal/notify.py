@@ -196,12 +196,12 @@ def job_mail(portal: Portal, sub: SubmissionRecord, job: Job, to: tuple[str, ...
     """The mail to a team about one job's end: scored (with its primary scores, or that they are hidden) or failed
     (its class, its one line, where to look)."""
     task = portal.campaign.config.task
-    what = (f"your submission {sub.id} (system {sub.system}, track {sub.track}, phase {sub.phase})")
+    what = f"your submission {sub.id} (system {sub.system}, track {sub.track}, phase {sub.phase})"
     team = portal.store.team_name(sub.team) or sub.team
     if job.state == JobState.SCORED:
         subject, body = f"[{task}] {sub.id} scored on {job.dataset}", _scored(portal, sub, job, what)
     else:
-        subject, body = f"[{task}] {sub.id} failed on {job.dataset}: {job.failure}", _failed(job, what)
+        subject, body = f"[{task}] {sub.id} failed on {job.dataset}: {job.failure}", _failed(sub, job, what)
     text = (f"Hello {team},\n\n{body}\n\nThe submission's page (sign in with your team's token):\n"
             f"{page_url(url, sub)}\n\n-- \nThe {task} portal, {url} (an automatic mail)\n")
     return Mail(to, subject, text, f"{sub.id} on {job.dataset} ({job.state.value})")
@@ -216,18 +216,18 @@ def _scored(portal: Portal, sub: SubmissionRecord, job: Job, what: str) -> str:
     scores = item.get("scores") or {}
     track = portal.campaign.config.track(sub.track)
     primary = [(name, scores.get(name)) for name in (track.primary_quality, track.primary_latency)]
-    lines = "\n".join(f"  {name} {value:.2f}" + (f" ({track.latency_unit})" if name == track.primary_latency else "")
-                      for name, value in primary if isinstance(value, (int, float)))
+    lines = "\n".join(f"  {name} {value:.2f}" for name, value in primary if isinstance(value, (int, float)))
     return (f"{what} was scored on {job.dataset}:\n\n{lines or '  (no primary score found)'}\n\nEvery score is "
             f"on its page.")
 
 
-def _failed(job: Job, what: str) -> str:
+def _failed(sub: SubmissionRecord, job: Job, what: str) -> str:
     counts = ("It failed through the organizer's fault: it counts against none of your limits." if job.failure
               in OUR_FAULT else "It counts against your phase's cap on failures, not against your submissions.")
-    return (f"{what} failed on {job.dataset}.\n\n  failure: {job.failure}\n  reason: {job.reason or '(none given)'}"
-            f"\n\n{counts}\nWhere to look: the build log and the client log's last lines are on the submission's "
-            f"page below (and at GET /api/v1/submissions/{job.submission}/logs with your token).")
+    reason = (job.reason or "(none given)").replace(f"{sub.folder}/", "")  # the team's own file names
+    return (f"{what} failed on {job.dataset}.\n\n  failure: {job.failure}\n  reason: {reason}\n\n{counts}\n"
+            f"Where to look: the build log and the client log's last lines are on the submission's page\n"
+            f"below (and at GET /api/v1/submissions/{job.submission}/logs with your token).")
 
 
 def at_most_s(portal: Portal) -> float:
