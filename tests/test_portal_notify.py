@@ -454,3 +454,19 @@ def test_an_smtp_server_that_is_gone_stops_no_evaluation_and_a_restart_mails_not
         f"[demo-simultaneous-translation] {third} scored on dev"]  # the two failed ones are not sent again
     assert digest["sent"] is True and len(inbox.messages) == 2
 
+
+
+@pytest.mark.slow
+def test_without_notify_the_digest_route_is_one_line_and_nothing_is_sent(tmp_path: Path) -> None:
+    campaign = make_campaign(tmp_path / "c")
+    tokens = {owner: campaign.token(owner) for owner in ("alpha", "organizer")}
+    server = PortalProcess(campaign)
+    try:
+        submit(server.url, tokens["alpha"], log_submission(tmp_path / "s"), "--wait")
+        answer = api(server.url, tokens["organizer"], "admin/digest", "POST")
+        assert api(server.url, tokens["alpha"], "admin/digest", "POST").status_code == 404
+    finally:
+        server.stop()
+    assert answer.status_code == 409 and answer.json() == {
+        "error": "e-mail notifications are off: add a notify: block to the portal: section (docs/portal.md)"}
+    assert "mail" not in server.log_text()
