@@ -69,7 +69,7 @@ def test_invalid_yaml_names_line(tmp_path: Path) -> None:
     [
         ("task: t", "task: t\nextra_thing: 1",
          "extra_thing: unknown field (known: task, tracks, limits, backend, swarm, metrics, fetch, "
-         "secrets)"),
+         "secrets, portal)"),
         ("    modality: text", "    modality: text\n    latencyunit: char",
          "tracks[0].latencyunit: unknown field; did you mean 'latency_unit'?"),
         ("    modality: text", "    modality: text\n    segmentsize: 300",

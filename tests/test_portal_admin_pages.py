@@ -248,16 +248,18 @@ def test_the_organizer_disqualifies_a_submission_in_chromium(portal, chromium, t
         driver.get(f"{server.url}/")
         driver.find_element(By.NAME, "token").send_keys(campaign.token("organizer"))
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        assert driver.current_url == f"{server.url}/team", driver.page_source[:2000]
+        WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{server.url}/team")  # the sign-in's redirect
         driver.find_element(By.LINK_TEXT, "Organizer").click()
-        assert driver.current_url == f"{server.url}/admin"
+        WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{server.url}/admin")
         section = driver.find_element(By.ID, betas)
         assert "Beta Group" in section.text and "scored" in section.text
         section.find_element(By.NAME, "reason").send_keys("two accounts for one team")
         section.find_element(By.CSS_SELECTOR, "button[name=disqualify][value='1']").click()
         WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{server.url}/admin#{betas}")
+        WebDriverWait(driver, 60).until(  # the page after the form's redirect, not the one before it
+            lambda d: "Disqualified: two accounts for one team" in d.find_element(By.ID, betas).text)
         section = driver.find_element(By.ID, betas)
-        assert "Disqualified: two accounts for one team" in section.text and "disqualified" in section.text
+        assert "disqualified" in section.text
         assert f"{betas}: two accounts for one team" in driver.find_element(By.ID, "audit-log").text
         widths = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
         assert widths[0] <= widths[1], widths  # nothing wider than the window

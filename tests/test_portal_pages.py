@@ -276,6 +276,7 @@ def _wait_for_state(driver, url: str, sub_id: str, state: str, limit_s: float = 
 def test_a_team_signs_in_submits_and_reads_its_scores_in_chromium(portal, alphas: str, chromium,
                                                                    tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     from tests.browser_support import chrome
 
@@ -288,7 +289,7 @@ def test_a_team_signs_in_submits_and_reads_its_scores_in_chromium(portal, alphas
         driver.get(f"{server.url}/")
         driver.find_element(By.NAME, "token").send_keys(token)
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        assert driver.current_url == f"{server.url}/team", driver.page_source[:2000]
+        WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{server.url}/team")  # the sign-in's redirect
         assert "Beta Group" in driver.find_element(By.TAG_NAME, "h1").text
         counters = driver.find_element(By.ID, "counters").text
         assert "per day: 0 of 2, resets " in counters and " UTC" in counters
@@ -305,6 +306,7 @@ def test_a_team_signs_in_submits_and_reads_its_scores_in_chromium(portal, alphas
         driver.save_screenshot(str(SCREENSHOT))
 
         driver.find_element(By.LINK_TEXT, sub_id).click()
+        WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{server.url}/team/submissions/{sub_id}")
         assert "build" in driver.page_source and sub_id in driver.find_element(By.CLASS_NAME, "submission").text
         driver.save_screenshot(str(SUBMISSION_SCREENSHOT))
 
