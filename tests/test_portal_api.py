@@ -26,6 +26,7 @@ from tests.portal_support import (
     harness,
     log_submission,
     make_campaign,
+    wait_until_ended,
 )
 
 pytestmark = [pytest.mark.slow]
@@ -175,3 +176,21 @@ def test_a_phase_with_public_results_is_on_the_board_after_each_evaluation(tmp_p
         assert board.status_code == 200 and "public-system" in board.text
     finally:
         server.stop()
+
+
+def test_a_failure_is_its_class_and_reason_without_the_organizers_folders(portal, tmp_path: Path) -> None:
+    campaign, server, tokens = portal
+    folder = log_submission(tmp_path / "short", team="beta", system="short-log")
+    lines = (folder / "dev.log").read_text(encoding="utf-8").splitlines()
+    (folder / "dev.log").write_text("\n".join(lines[:-3]) + "\n", encoding="utf-8")  # 37 of 40 instances
+    archive = tmp_path / "short.tar.gz"
+    subprocess.run(["tar", "-czf", str(archive), "-C", str(folder), "."], check=True)  # past `harness check`
+    beta = campaign.token("beta")  # its own: another test revokes beta's tokens
+    url = upload(f"{server.url}/api/v1/uploads", archive, beta, {"filename": archive.name})
+    sub = api(server.url, beta, f"uploads/{url.rsplit('/', 1)[-1]}/submission").json()
+    job = wait_until_ended(server.url, beta, sub["id"])["jobs"][0]
+    assert (job["state"], job["failure"]) == ("failed", "invalid_submission")
+    assert "37 instances" in job["reason"] and "40" in job["reason"]
+    answer = api(server.url, beta, f"submissions/{sub['id']}").text
+    assert str(ROOT / "data") not in answer and str(campaign.root) not in answer, answer
+    assert str(ROOT / "data") in api(server.url, tokens["organizer"], f"submissions/{sub['id']}").text

@@ -30,6 +30,7 @@ from harness.portal.store import Store, SubmissionRecord
 from harness.portal.teams import ORGANIZER
 from harness.portal.tokens import bearer
 from harness.portal.uploads import UploadError, UploadHandler, UploadSettings
+from leaderboard.hostpaths import HostPaths
 
 COOKIE = "harness_portal"
 #: failed sign-ins (bad tokens) one address may make per window before it must wait
@@ -96,6 +97,8 @@ class Portal:
     queue: Queue
     guard: SignInGuard = field(default_factory=SignInGuard)
     results: RunsCache = field(default_factory=RunsCache)
+    #: the organizer's folders (state, config, data): cut from whatever a team is shown (answers, pages, mails)
+    hosts: HostPaths = field(default_factory=HostPaths)
 
     @property
     def store(self) -> Store:
@@ -149,6 +152,10 @@ class Base(tornado.web.RequestHandler):
         self.finish(json.dumps({"error": " ".join(str(message).split())}) + "\n")
 
     def json(self, data: Any, status: int = 200) -> None:
+        """Answer `data`; to anyone but the organizer without the organizer's folders (a run's reason names the
+        dataset's file on the organizer's machine)."""
+        if getattr(self, "owner", "") != ORGANIZER:
+            data = self.portal.hosts.value(data)
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(data, indent=1) + "\n")

@@ -201,7 +201,7 @@ def job_mail(portal: Portal, sub: SubmissionRecord, job: Job, to: tuple[str, ...
     if job.state == JobState.SCORED:
         subject, body = f"[{task}] {sub.id} scored on {job.dataset}", _scored(portal, sub, job, what)
     else:
-        subject, body = f"[{task}] {sub.id} failed on {job.dataset}: {job.failure}", _failed(sub, job, what)
+        subject, body = f"[{task}] {sub.id} failed on {job.dataset}: {job.failure}", _failed(portal, sub, job, what)
     text = (f"Hello {team},\n\n{body}\n\nThe submission's page (sign in with your team's token):\n"
             f"{page_url(url, sub)}\n\n-- \nThe {task} portal, {url} (an automatic mail)\n")
     return Mail(to, subject, text, f"{sub.id} on {job.dataset} ({job.state.value})")
@@ -221,10 +221,11 @@ def _scored(portal: Portal, sub: SubmissionRecord, job: Job, what: str) -> str:
             f"on its page.")
 
 
-def _failed(sub: SubmissionRecord, job: Job, what: str) -> str:
+def _failed(portal: Portal, sub: SubmissionRecord, job: Job, what: str) -> str:
     counts = ("It failed through the organizer's fault: it counts against none of your limits." if job.failure
               in OUR_FAULT else "It counts against your phase's cap on failures, not against your submissions.")
-    reason = (job.reason or "(none given)").replace(f"{sub.folder}/", "")  # the team's own file names
+    # the team's own file names, and none of the organizer's folders
+    reason = portal.hosts.text((job.reason or "(none given)").replace(f"{sub.folder}/", ""))
     return (f"{what} failed on {job.dataset}.\n\n  failure: {job.failure}\n  reason: {reason}\n\n{counts}\n"
             f"Where to look: the build log and the client log's last lines are on the submission's page\n"
             f"below (and at GET /api/v1/submissions/{job.submission}/logs with your token).")

@@ -21,6 +21,7 @@ from harness.portal.phases import PortalSettings, load_portal_settings
 from harness.portal.queue import Queue
 from harness.portal.store import Store, is_database_url
 from harness.portal.teams import ORGANIZER, load_teams
+from leaderboard.hostpaths import site_host_paths
 
 DATABASE = "portal.sqlite3"
 
@@ -50,7 +51,7 @@ def build(config: Path, teams: Path, state: Path, workers: int, db: str | None =
     audit_limit_changes(store, settings)
     campaign = Campaign(store, state, task, settings, baseline_teams)
     queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
-    portal = Portal(campaign, queue)
+    portal = Portal(campaign, queue, hosts=site_host_paths(state, task, []))
     queue.after_batch = lambda dataset: organizer.refresh_public_board(portal, dataset)
     return portal
 
