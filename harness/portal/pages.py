@@ -23,6 +23,7 @@ import tornado.web
 
 from harness.portal.app import COOKIE, ApiError, Portal, cancel, describe, owned, sign_in, submission_logs
 from harness.portal.counters import counters, utc_now
+from harness.portal.plots import ResultsForPlots, plot_style, team_plots
 from harness.portal.teams import ORGANIZER
 from leaderboard.hostpaths import HostPaths, site_host_paths
 
@@ -79,9 +80,10 @@ _ENV.filters.update(utc=_utc, job_line=job_line, score=score_text, word_breaks=w
 class Page(tornado.web.RequestHandler):
     """An HTML page of the portal; errors are a page with one line."""
 
-    def initialize(self, portal: Portal, hosts: HostPaths) -> None:
+    def initialize(self, portal: Portal, hosts: HostPaths, plots: ResultsForPlots | None = None) -> None:
         self.portal = portal
         self.hosts = hosts
+        self.plots = plots
 
     def set_default_headers(self) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -177,9 +179,22 @@ class TeamPage(Page):
         counted = counters(store, owner, phase, now) if phase is not None and owner != ORGANIZER else []
         if any(j["state"] in UNFINISHED for s in subs for j in s["jobs"]):
             self.set_header("Refresh", str(RELOAD_S))
+        plots = self.team_plots(owner, subs)
         self.page("team.html", name=store.team_name(owner) or owner, phase=phase, visibility=VISIBILITY,
                   counters=[c.line() for c in counted], submissions=subs, unfinished=UNFINISHED,
+                  plots=plots, plot_style=plot_style() if plots else "",
                   shown_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+
+
+    def team_plots(self, owner: str, subs: list[dict[str, Any]]) -> list[str]:
+        """The team's quality-latency plots on the datasets whose results it may see (none for the organizer,
+        who has the board)."""
+        if self.plots is None or owner == ORGANIZER:
+            return []
+        settings = self.portal.campaign.settings
+        datasets = frozenset(d for p in settings.phases for d in p.datasets
+                             if p.results in ("team", "public") or self.portal.store.phase_marks(p.name)[1])
+        return [self.hosts.text(svg) for svg in team_plots(self.plots, {s["id"] for s in subs}, datasets)]
 
 
 class SubmissionPage(Page):
@@ -212,7 +227,8 @@ class CancelSubmission(Page):
 def routes(portal: Portal) -> list[Any]:
     """The pages' routes (`make_app`'s `extra`)."""
     campaign = portal.campaign
-    kw = {"portal": portal, "hosts": site_host_paths(campaign.state, campaign.config, [])}
+    kw = {"portal": portal, "hosts": site_host_paths(campaign.state, campaign.config, []),
+          "plots": ResultsForPlots(campaign.state / "results", campaign.config)}
     return [
         (r"/", SignInPage, kw),
         (r"/signin", SignIn, kw),
