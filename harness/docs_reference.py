@@ -223,6 +223,9 @@ def _scripts_section(folder: Path) -> Iterator[str]:
 ENVIRONMENT = {
     "HARNESS_PORTAL_TOKEN": "a team's portal token for `harness submit` (else `~/.config/harness/portal-token`, "
                             "mode 600)",
+    "HARNESS_PULL_DOCKER_CONFIG": "a folder holding a docker CLI `config.json` used (as `DOCKER_CONFIG`) only to pull "
+                                  "a submission's image pinned by digest; the portal sets it for its evaluations, "
+                                  "with a pull token it signs itself (unset: the engine's own `docker login`)",
     "HARNESS_AIR_GAPPED": "`1`: build the base image from Debian packages (debootstrap), never from a registry; `0`: "
                           "always the registry; unset: the engine tries the registry, and one that has not answered "
                           "within 10 s means Debian packages (the build says which, in one line)",

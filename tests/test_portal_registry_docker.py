@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import subprocess
 import tarfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 
-from tests.portal_support import Campaign, PortalProcess, harness, make_campaign
+from tests.portal_support import Campaign, PortalProcess, make_campaign
+from tests.registry_support import RegistryProcess, free_port, remove_images
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry, pytest.mark.slow]
 
@@ -44,53 +42,29 @@ class Setup:
                            "--password-stdin", stdin=token + "\n")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_registry(address: str, registry: subprocess.Popen[bytes], log: Path) -> requests.Response:
-    """/v2/'s first answer (bounded in tries; at once if the registry exited)."""
-    for _ in range(600):
-        assert registry.poll() is None, log.read_text(encoding="utf-8", errors="replace")[-4000:]
-        try:
-            return requests.get(f"http://{address}/v2/", timeout=2)
-        except requests.ConnectionError:
-            time.sleep(0.05)
-    pytest.fail("docker-registry did not listen")
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     root = tmp_path_factory.mktemp("registry")
     campaign = make_campaign(root / "campaign")
     tokens = {owner: campaign.token(owner) for owner in ("alpha", "organizer")}
     portal = PortalProcess(campaign)
-    address = f"127.0.0.1:{_free_port()}"
-    written = subprocess.run(harness("portal", "registry-config", "--state", str(campaign.state), "--portal-url",
-                                     portal.url, "--listen", address, "--storage", str(root / "images")),
-                             capture_output=True, text=True, timeout=120)
-    assert written.returncode == 0, written.stderr
-    config = campaign.state / "registry" / "config.yml"
-    assert f"docker-registry serve {config}" in written.stdout
-    log = root / "registry.log"
-    with log.open("wb") as out:
-        registry = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
+    address = f"127.0.0.1:{free_port()}"
+    try:
+        registry = RegistryProcess(campaign, portal.url, address, root / "images", root / "registry.log")
+    except BaseException:
+        portal.stop()
+        raise
+    assert f"docker-registry serve {registry.config}" in registry.stdout
     made = Setup(campaign, portal, address, tokens, root)
     try:
-        first = _wait_for_registry(address, registry, log)
+        first = registry.first
         assert first.status_code == 401
         assert first.headers["WWW-Authenticate"].startswith(f'Bearer realm="{portal.url}/api/v1/registry/token"')
         yield made
     finally:
-        registry.terminate()
-        registry.wait(timeout=60)
+        registry.stop()
         portal.stop()
-        ours = subprocess.run(["docker", "image", "ls", "-q", "--filter", f"reference={address}/*/*"],
-                              capture_output=True, text=True, timeout=120).stdout.split()
-        if ours:  # every tiny image made here, untagged ones too
-            subprocess.run(["docker", "rmi", "-f", *sorted(set(ours))], capture_output=True, timeout=120)
+        remove_images(address)  # every tiny image made here, untagged ones too
 
 
 def _one_file_image(ref: str) -> None:

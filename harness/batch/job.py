@@ -196,6 +196,7 @@ class SubmissionJob:
 
     def _image(self, sub: Submission) -> ImageInfo:
         """The submission's image, built or loaded; `_Failed` (build_error / invalid_submission) otherwise."""
+        from harness.images.pinned import RegistryUnreachable
         from harness.images.submission import build_submission_image
 
         self.progress.update(self.sub_id, state="building")
@@ -206,10 +207,13 @@ class SubmissionJob:
         except Exception as exc:  # noqa: BLE001 - every other build fault is the submission's build_error
             self.man["timings"] = {"build_s": round(time.monotonic() - t0, 3)}
             line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            kind = failures.INVALID_SUBMISSION if isinstance(exc, SubmissionError) else failures.BUILD_ERROR
+            kind = (failures.INVALID_SUBMISSION if isinstance(exc, SubmissionError) else
+                    failures.INFRA_ERROR if isinstance(exc, RegistryUnreachable) else failures.BUILD_ERROR)
             raise _Failed(failures.Outcome(kind, line)) from None
         self.man["image"] = {"tag": info.tag, "id": info.id, "digest": info.digest, "size": info.size,
                              "architecture": info.architecture}
+        if sub.build.image_ref is not None:  # pulled from a registry, pinned by this digest
+            self.man["image"]["reference"] = sub.build.image_ref
         if info.build_engine is not None:  # built where the network is, then moved to the harness's engine
             self.man["image"]["built_on"] = {"engine": info.build_engine, "moved": True, "copied": info.copied}
         self.man["timings"] = {"build_s": round(getattr(info, "build_s", 0.0) or (time.monotonic() - t0), 3)}

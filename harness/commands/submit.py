@@ -1,4 +1,4 @@
-"""`harness submit FOLDER --portal URL [--wait]`: hand a submission in to the campaign portal."""
+"""`harness submit FOLDER --portal URL [--wait] [--push-only]`: hand a submission in to the campaign portal."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="the submission folder (submission.yaml and its files)")
     parser.add_argument("--portal", required=True, help="the portal's URL, e.g. https://portal.example.org")
     parser.add_argument("--wait", action="store_true", help="follow the submission until every dataset has ended")
+    parser.add_argument("--push-only", action="store_true",
+                        help="an image submission (build: {image: image.tar} or a local tag): push the image to the "
+                             "portal's registry and print its reference by digest; upload nothing")
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.portal.submit import read_token, submit
 
-    return submit(args.folder, args.portal, read_token(), args.wait)
+    return submit(args.folder, args.portal, read_token(), args.wait, push_only=args.push_only)

@@ -2,7 +2,8 @@
 
 Checks, in order: `submission.yaml` schema and the files it names; the track against a task config (if given);
 the build context (size cap, links escaping the folder) and the Dockerfile's FROM lines, or the `image.tar`
-archive's images and architecture; and, if the image is already on the engine, its architecture and size.
+archive's images and architecture (an image in a registry, pinned by digest, is taken as named: it is pulled at
+the evaluation); and, if the image is already on the engine, its architecture and size.
 Each finding is one line naming the file and field at fault.
 """
 
@@ -92,6 +93,9 @@ def check_submission(path: str | Path, config: TaskConfig | None = None, max_con
         _check_dockerfile(report, sub, sub.build.dockerfile, max_context_bytes, docker_ok)
     elif sub.build.image_tar is not None:
         _check_image_tar(report, sub, sub.build.image_tar, max_context_bytes)
+    elif sub.build.image_ref is not None:
+        report.add(OK, f"{sub.yaml_path}: build: image {sub.build.image_ref}, pinned by digest (pulled for the "
+                       f"evaluation)")
     if docker_ok:
         _check_built_image(report, sub, max_image_bytes)
     return report

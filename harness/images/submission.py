@@ -1,4 +1,5 @@
-"""A submission's image: built from its Dockerfile or loaded from its `image.tar`, tagged, checked.
+"""A submission's image: built from its Dockerfile, loaded from its `image.tar` or pulled by its digest
+(`harness.images.pinned`), tagged, checked.
 
 Builds stream the context (`harness.images.context`) to `docker build -`, so the size cap and the link check apply
 to exactly what the engine receives; `RUN` steps get the network the caller names (`harness evaluate`: the
@@ -91,7 +92,8 @@ def uses_base_image(dockerfile: Path) -> bool:
 def build_submission_image(sub: Submission, build_log: Path, tag: str | None = None,
                            max_context_bytes: int | None = None, network: str = "none",
                            timeout_s: float = DEFAULT_BUILD_TIMEOUT_S, engine: str | None = None) -> ImageInfo:
-    """Build (Dockerfile) or load (image.tar) the submission's image; docker's output goes to `build_log`.
+    """Build (Dockerfile), load (image.tar) or pull (a reference pinned by digest) the submission's image; docker's
+    output goes to `build_log`.
 
     Raises SubmissionError for an invalid folder (context too big, escaping link, foreign architecture) and
     BuildError when docker fails. `network` is the network of RUN steps ("none" by default). With `engine` (a
@@ -111,6 +113,10 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
     if sub.build.dockerfile is not None:
         image_id, reused = _build(sub, sub.build.dockerfile, build_log, tag, max_context_bytes, network, timeout_s,
                                   engine)
+    elif sub.build.image_ref is not None:
+        from harness.images.pinned import pull_pinned
+
+        image_id = pull_pinned(sub.build.image_ref, build_log, tag, timeout_s, engine)
     else:
         assert sub.build.image_tar is not None
         image_id = _load(sub.build.image_tar, build_log, tag, max_context_bytes, timeout_s, engine)
@@ -122,6 +128,8 @@ def build_submission_image(sub: Submission, build_log: Path, tag: str | None = N
             raise BuildError(f"{exc} (see {build_log})") from None
         image_id = moved.id
     info = images.image_info(image_id, tag=tag, build_s=round(time.monotonic() - started, 3))
+    if sub.build.image_ref is not None:  # its digest is the one it is pinned by, whatever else the engine knows
+        info = replace(info, digest=sub.build.image_ref.rpartition("@")[2])
     if moved is not None:
         info = replace(info, build_engine=engine, copied=moved.copied)
     with build_log.open("a", encoding="utf-8") as f:

@@ -102,7 +102,8 @@ def local_command(sub: Submission) -> tuple[str, ...]:
         return sub.command
     found = dockerfile_command(sub.build.dockerfile) if sub.build.dockerfile is not None else None
     if found is None:
-        what = "its Dockerfile sets no CMD or ENTRYPOINT" if sub.build.dockerfile else "its image.tar is not read"
+        what = ("its Dockerfile sets no CMD or ENTRYPOINT" if sub.build.dockerfile else
+                "its image.tar is not read" if sub.build.image_tar else "its registry image is not read")
         raise HarnessError(f"{sub.yaml_path}: command: --no-docker runs the image's own command as a local "
                               f"process, but {what}; add `command:` (the server's start line, with paths that exist "
                               "in the submission folder) or validate without --no-docker")

@@ -1,7 +1,9 @@
 """`submission.yaml` → typed `Submission` (schema and the files it names; see docs/formats.md).
 
-A submission folder holds `submission.yaml` and either a Dockerfile (built with the folder as context) or
-`image.tar` (`docker load`-ed); `harness.images.submission` gets the image. A *log submission* names instead its
+A submission folder holds `submission.yaml` and either a Dockerfile (built with the folder as context),
+`image.tar` (`docker load`-ed) or names an image in a registry pinned by digest (`build: {image:
+REGISTRY/TEAM/NAME@sha256:HEX}`: pulled; one named by tag only is refused); `harness.images.submission` gets the
+image. A *log submission* names instead its
 system logs per dataset (`logs: {dev: FILE, test: FILE}`) and the hardware they were made on (`hardware:`); the
 harness scores them without building anything. `models: closed` marks a system built on closed models (ranked
 apart). Every error names the file and the field.
@@ -20,7 +22,8 @@ from harness.fields import not_one_of, unknown_field, unknown_fields
 from harness.text import safe_name
 from harness.yamlio import read_yaml
 
-__all__ = ["BuildSpec", "Submission", "declared_track", "load_submission"]
+__all__ = ["BuildSpec", "PinnedImage", "Submission", "declared_track", "load_submission", "pinned_image",
+           "tag_reference"]
 
 SUBMISSION_FILE = "submission.yaml"
 KINDS = ("primary", "contrastive")
@@ -39,10 +42,56 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class BuildSpec:
-    """How to get the image: exactly one of `dockerfile` (built, context = the submission folder) or `image_tar`."""
+    """How to get the image: exactly one of `dockerfile` (built, context = the submission folder), `image_tar` or
+    `image_ref` (an image in a registry pinned by digest, `REGISTRY/TEAM/NAME@sha256:HEX`: pulled)."""
 
     dockerfile: Path | None = None
     image_tar: Path | None = None
+    image_ref: str | None = None
+
+
+#: an image reference pinned by digest (Docker's grammar): [DOMAIN[:PORT]/]PATH@sha256:HEX, the path's components
+#: lowercase letters and digits separated by one `.`, one or two `_` or any number of `-`
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+PINNED = re.compile(rf"^(?:(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*"
+                    rf"[A-Za-z0-9])?)*(?::[0-9]+)?)/)?(?P<path>{_COMPONENT}(?:/{_COMPONENT})*)"
+                    rf"@(?P<digest>sha256:[0-9a-f]{{64}})$")
+_TAGGED = re.compile(rf"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?$")
+_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
+
+
+@dataclass(frozen=True)
+class PinnedImage:
+    """An image reference pinned by digest, split: `domain` (the registry; "" for Docker Hub), `path`
+    (`TEAM/NAME`), `digest` (`sha256:HEX`)."""
+
+    domain: str
+    path: str
+    digest: str
+
+    @property
+    def reference(self) -> str:
+        return f"{self.domain}/{self.path}@{self.digest}" if self.domain else f"{self.path}@{self.digest}"
+
+
+def pinned_image(value: str) -> PinnedImage | None:
+    """`value` as an image reference pinned by digest, or None when it is not one. A first component with a `.` or
+    a `:` (or `localhost`) is the registry's address, as Docker reads it."""
+    found = PINNED.match(value.strip())
+    if found is None:
+        return None
+    domain, path = found["domain"] or "", found["path"]
+    if domain and not ("." in domain or ":" in domain or domain == "localhost"):  # `alpha/asr@...`: a path
+        domain, path = "", f"{domain}/{path}"
+        if not re.fullmatch(rf"{_COMPONENT}(?:/{_COMPONENT})*", path):
+            return None
+    return PinnedImage(domain, path, found["digest"])
+
+
+def tag_reference(value: str) -> bool:
+    """Whether `value` reads as an image named by tag (`alpha/asr:1`, `asr`) rather than as an archive's file name."""
+    text = value.strip()
+    return "@" not in text and not text.endswith(_ARCHIVE_SUFFIXES) and _TAGGED.match(text) is not None
 
 
 @dataclass(frozen=True)
@@ -314,6 +363,18 @@ def _build_spec(value: Any, folder: Path, fail: Any) -> BuildSpec:
     if ("dockerfile" in value) == ("image" in value):
         raise fail("build", "give exactly one of dockerfile or image")
     key = "dockerfile" if "dockerfile" in value else "image"
+    if key == "image" and isinstance(value["image"], str) and not (folder / value["image"]).is_file():
+        ref = value["image"].strip()
+        if "@" in ref:
+            pinned = pinned_image(ref)
+            if pinned is None:
+                raise fail("build.image", f"{ref[:300]!r} is not an image reference pinned by digest "
+                                          "(REGISTRY/TEAM/NAME@sha256:<64 hex digits>)")
+            return BuildSpec(image_ref=pinned.reference)
+        if tag_reference(ref) and not os.path.isabs(ref):
+            raise fail("build.image", f"{ref[:300]!r} names an image by tag: pin it by digest "
+                                      "(REGISTRY/TEAM/NAME@sha256:...; `harness submit` pushes a local image to the "
+                                      "organizer's registry and pins it)")
     target = _inside(value[key], folder, fail, f"build.{key}")
     return BuildSpec(dockerfile=target) if key == "dockerfile" else BuildSpec(image_tar=target)
 

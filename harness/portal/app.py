@@ -197,6 +197,10 @@ class MeHandler(Api):
         now = utc_now()
         phase = self.portal.campaign.settings.open_phase(now)
         body: dict[str, Any] = {"owner": self.owner, "phase": None, "counters": {}}
+        settings = self.portal.campaign.settings
+        if settings.registry is not None:  # where `harness submit` pushes an image, and the largest it takes
+            body["registry"] = settings.registry
+            body["max_image_gb"] = None if settings.max_image_bytes is None else settings.max_image_bytes / 1e9
         if phase is not None:
             body["phase"] = {"name": phase.name, "datasets": list(phase.datasets), "results": phase.results,
                              "closes": phase.closes.isoformat().replace("+00:00", "Z")}

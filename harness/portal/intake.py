@@ -1,7 +1,8 @@
 """A finished upload becomes a submission: the archive's members are checked before anything is extracted, the
-folder is checked as `harness check` checks it, the phase must be open and the team's limits not reached; only
-then is the folder moved into `STATE/submissions/ID` (atomically) and its jobs queued. Anything wrong is one line
-for the team, and nothing of theirs is kept."""
+folder is checked as `harness check` checks it, an image it names in the organizer's registry must be the team's
+and be there (harness.portal.pinned), the phase must be open and the team's limits not reached; only then is the
+folder moved into `STATE/submissions/ID` (atomically) and its jobs queued. Anything wrong is one line for the
+team, and nothing of theirs is kept."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from harness.images.checks import check_submission
 from harness.portal.archive import ArchiveLimits, extract_checked
 from harness.portal.counters import counters
 from harness.portal.phases import Phase, PortalSettings
+from harness.portal.pinned import check_pinned
 from harness.portal.store import Store, SubmissionRecord
 
 MAX_YAML_BYTES = 256 * 1024
@@ -81,6 +83,8 @@ def _accept(campaign: Campaign, archive: Path, team: str, now: datetime, phase: 
     names = {team, *(t for t in [_team_name(campaign.store, team)] if t)}
     if sub.team not in names:
         raise HarnessError(f"submission.yaml: team: {sub.team!r} is not your team ({team!r})")
+    if sub.build.image_ref is not None:  # in the portal's registry, the team's own, there, within the cap
+        check_pinned(campaign.settings, campaign.state, sub.build.image_ref, team)
     with _accepting:
         full = [c for c in counters(campaign.store, team, phase, now) if c.reached]
         if full:

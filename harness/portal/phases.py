@@ -13,6 +13,11 @@ ignore it).
           results: team                     # team | public | hidden (nobody until the reveal)
           limits: {per_day: 5, total: 50, at_once: 2, failures: 10}
       notify: {smtp: HOST:PORT, from: ADDRESS}  # optional: e-mail to teams and the organizer (harness.portal.mail)
+      registry: registry.example.org        # optional: the organizer's registry, as teams' engines reach it: teams
+                                            # hand in images pushed there, pinned by digest (harness.portal.pinned)
+      registry_url: http://127.0.0.1:5000   # optional: how the portal reaches its API (default https://REGISTRY;
+                                            # http:// for a loopback address, as Docker does)
+      max_image_gb: 20                      # optional: the largest image `harness submit` pushes (uncompressed)
 
 `per_day` and `total` count a team's submissions that did not fail through the organizer's fault and were not
 cancelled; `failures` caps those that failed through the team's own fault (a separate, visible counter). A day is
@@ -21,6 +26,7 @@ a UTC day: counters reset at 00:00 UTC.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -31,7 +37,11 @@ from harness.portal.mail import NotifySettings, parse_notify
 from harness.yamlio import parse_yaml, read_text
 
 VISIBILITY = ("team", "public", "hidden")
-_PORTAL_FIELDS = {"runs_per_team", "max_upload_mb", "upload_expires_h", "phases", "notify"}
+_PORTAL_FIELDS = {"runs_per_team", "max_upload_mb", "upload_expires_h", "phases", "notify", "registry", "registry_url",
+                  "max_image_gb"}
+#: a registry's address as it appears in an image reference: HOST[:PORT]
+_REGISTRY = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+                       r"(?::[0-9]{1,5})?$")
 _PHASE_FIELDS = {"name", "datasets", "opens", "closes", "results", "limits"}
 _LIMIT_FIELDS = ("per_day", "total", "at_once", "failures")
 
@@ -71,6 +81,20 @@ class PortalSettings:
     max_upload_bytes: int = 2048 * 1024**2
     upload_expires_s: int = 24 * 3600
     notify: NotifySettings | None = None  # e-mail notifications (harness.portal.mail); None: none are sent
+    registry: str | None = None  # the organizer's registry (HOST[:PORT]): teams hand in images pushed there
+    registry_url: str | None = None  # how the portal reaches the registry's API (None: from `registry`)
+    max_image_bytes: int | None = None  # the largest image `harness submit` pushes (None: no cap)
+
+    def registry_api(self) -> str | None:
+        """The registry's API base URL as the portal reaches it: `registry_url`, else http:// for a loopback
+        address (Docker itself speaks plain HTTP to those) and https:// for any other."""
+        if self.registry is None:
+            return None
+        if self.registry_url:
+            return self.registry_url.rstrip("/")
+        host = self.registry.rsplit(":", 1)[0] if self.registry.count(":") == 1 else self.registry
+        loopback = host == "localhost" or host.startswith("127.")
+        return f"{'http' if loopback else 'https'}://{self.registry}"
 
     def phase(self, name: str) -> Phase:
         """The phase called `name` (one line naming the known ones otherwise)."""
@@ -110,7 +134,40 @@ def load_portal_settings(config_path: Path, datasets: set[str]) -> PortalSetting
         runs_per_team=_count(section, "runs_per_team", where, 2),
         max_upload_bytes=_count(section, "max_upload_mb", where, 2048) * 1024**2,
         upload_expires_s=_count(section, "upload_expires_h", where, 24) * 3600,
-        notify=None if section.get("notify") is None else parse_notify(section["notify"], f"{where}.notify"))
+        notify=None if section.get("notify") is None else parse_notify(section["notify"], f"{where}.notify"),
+        registry=_registry(section, where), registry_url=_registry_url(section, where),
+        max_image_bytes=_gigabytes(section, "max_image_gb", where))
+
+
+def _registry(section: dict, where: str) -> str | None:
+    value = section.get("registry")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _REGISTRY.match(value.strip()) or not ("." in value or ":" in value or
+                                                                                value.strip() == "localhost"):
+        raise ConfigError(f"{where}.registry: {value!r} is not a registry's address as it appears in an image "
+                          f"reference (HOST[:PORT], e.g. registry.example.org or 127.0.0.1:5000)")
+    return value.strip()
+
+
+def _registry_url(section: dict, where: str) -> str | None:
+    value = section.get("registry_url")
+    if value is None:
+        return None
+    if section.get("registry") is None:
+        raise ConfigError(f"{where}.registry_url: only with registry: (the address teams push to)")
+    if not isinstance(value, str) or not re.match(r"^https?://[^/\s]+/?$", value.strip()):
+        raise ConfigError(f"{where}.registry_url: {value!r} is not http(s)://HOST[:PORT]")
+    return value.strip()
+
+
+def _gigabytes(section: dict, key: str, where: str) -> int | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{where}.{key}: a number of gigabytes above 0, got {value!r}")
+    return int(value * 1000**3)
 
 
 def _phase(raw: Any, where: str, datasets: set[str]) -> Phase:

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import IO
 
 from harness import layout
+from harness.errors import HarnessError
+from harness.images.pinned import PULL_CONFIG_VARIABLE
 from harness.jsonio import read_json_or_none
 from harness.portal.fairness import pick_fair
 from harness.portal.lifecycle import OUR_FAULT, JobState, can_move, outcome
+from harness.portal.pinned import pull_config, remove_pull_config
 from harness.portal.store import Job, Store
 
 #: the instance counter of a progress line of `harness evaluate` (printed when not on a terminal)
@@ -48,8 +51,9 @@ class Queue:
     """Evaluates queued jobs in the background; `wake()` after a change, `stop()` at shutdown."""
 
     def __init__(self, store: Store, state: Path, config: Path, per_team: int = 2, workers: int = 2,
-                 extra_args: tuple[str, ...] = ()) -> None:
+                 extra_args: tuple[str, ...] = (), registry: str | None = None) -> None:
         self.store, self.state, self.config = store, state, config
+        self.registry = registry  # the organizer's registry: its images are pulled with a token the portal signs
         self.per_team, self.workers, self.extra_args = per_team, workers, extra_args
         self.results = state / "results"
         self._wake = threading.Event()
@@ -136,19 +140,27 @@ class Queue:
                 *(f"{sub}={self.store_folder(sub)}" for sub in batch.jobs), "--config", str(self.config),
                 "--output", str(self.results), "--dataset", batch.dataset, "--overwrite" if batch.redo else "--resume",
                 "--workers", str(len(batch.jobs)), *self.extra_args]
-        with self._lock:
-            batch.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                             stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            self._batch = batch
-        assert batch.process.stdout is not None and batch.process.stderr is not None
-        output = threading.Thread(target=_collect, args=(batch.process.stdout, batch.stdout), daemon=True)
-        output.start()
-        ended = threading.Event()
-        counting = threading.Thread(target=self._count, args=(batch, ended), daemon=True)
-        counting.start()
-        self._follow(batch, batch.process.stderr)
-        code = batch.process.wait()
+        try:  # images in the organizer's registry are pulled with a token of the portal's (harness.portal.pinned)
+            pulls = pull_config(self.state, self.registry, [self.store_folder(sub) for sub in batch.jobs])
+        except HarnessError as exc:  # then the engine's own login is tried
+            print(f"harness portal: no pull token for the registry: {exc}", file=sys.stderr, flush=True)
+            pulls = None
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **({PULL_CONFIG_VARIABLE: str(pulls)} if pulls else {})}
+        try:
+            with self._lock:
+                batch.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                 stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, env=env)
+                self._batch = batch
+            assert batch.process.stdout is not None and batch.process.stderr is not None
+            output = threading.Thread(target=_collect, args=(batch.process.stdout, batch.stdout), daemon=True)
+            output.start()
+            ended = threading.Event()
+            counting = threading.Thread(target=self._count, args=(batch, ended), daemon=True)
+            counting.start()
+            self._follow(batch, batch.process.stderr)
+            code = batch.process.wait()
+        finally:
+            remove_pull_config(pulls)
         ended.set()
         output.join(timeout=30)
         counting.join(timeout=30)

@@ -10,20 +10,20 @@ the libtrust key id in the JWT's header (`kid`).
     STATE/registry/token.key    the signing key (EC P-256, PKCS#8 PEM, mode 600), made once
     STATE/registry/token.crt    its self-signed certificate: the registry's `rootcertbundle`
     STATE/registry/config.yml   the registry's config (`harness portal registry-config`)
+
+The endpoint itself is harness.portal.registry_endpoint; the portal's own pull tokens (intake's check that an
+image is there, the queue's pulls) are harness.portal.pinned's.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import datetime as dt
 import hashlib
-import json
 import os
 import re
 import secrets
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 
 from harness.errors import HarnessError
 from harness.jsonio import write_text_atomic
-from harness.portal.app import ApiError, Base, Portal, sign_in
 from harness.portal.teams import ORGANIZER
 
 #: the registry's name in its config (`auth.token.service`) and in the JWT's audience
@@ -183,16 +182,18 @@ def access(owner: str, scopes: list[Scope]) -> list[dict[str, Any]]:
     return [{"type": s.type, "name": s.name, "actions": granted(owner, s)} for s in scopes]
 
 
-def issue(signing: SigningKey, owner: str, scopes: list[Scope], now: float | None = None) -> dict[str, Any]:
-    """The token endpoint's answer for `owner`: the JWT twice (`token`, `access_token`), its lifetime and time."""
+def issue(signing: SigningKey, owner: str, scopes: list[Scope], now: float | None = None,
+          ttl_s: int = TOKEN_TTL_S) -> dict[str, Any]:
+    """The token endpoint's answer for `owner`: the JWT twice (`token`, `access_token`), its lifetime and time.
+    (`ttl_s`: the portal's own pull tokens for an evaluation live longer: harness.portal.pinned.)"""
     import jwt
 
     at = int(time.time() if now is None else now)
-    claims = {"iss": ISSUER, "sub": owner, "aud": SERVICE, "exp": at + TOKEN_TTL_S, "nbf": at, "iat": at,
+    claims = {"iss": ISSUER, "sub": owner, "aud": SERVICE, "exp": at + ttl_s, "nbf": at, "iat": at,
               "jti": secrets.token_urlsafe(18), "access": access(owner, scopes)}
     token = jwt.encode(claims, signing.key, algorithm="ES256", headers={"kid": signing.kid, "typ": "JWT"})
     issued = dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"token": token, "access_token": token, "expires_in": TOKEN_TTL_S, "issued_at": issued}
+    return {"token": token, "access_token": token, "expires_in": ttl_s, "issued_at": issued}
 
 
 # ------------------------------------------------------------------------------------------- the registry's config
@@ -223,79 +224,3 @@ def registry_config(state: Path, portal_url: str, listen: str, storage: Path | N
     text = ("# docker-registry's config, written by `harness portal registry-config`: "
             "`docker-registry serve THIS_FILE`\n" + yaml.safe_dump(config, sort_keys=False))
     return write_text_atomic(state / FOLDER / CONFIG, text)
-
-
-# ------------------------------------------------------------------------------------------------ the endpoint
-
-
-def basic_credentials(header: str | None) -> tuple[str, str] | None:
-    """The user name and password of an `Authorization: Basic ...` header, or None."""
-    scheme, _, value = (header or "").strip().partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        user, colon, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    return (user, password) if colon and password else None
-
-
-class RegistryTokenHandler(Base):
-    """`GET /api/v1/registry/token?service=harness-registry&scope=repository:TEAM/NAME:push,pull` with HTTP Basic
-    (the team id, or `organizer`, and its portal token). No cookie, so no XSRF token."""
-
-    def initialize(self, portal: Portal, keys: _Keys) -> None:  # type: ignore[override]
-        super().initialize(portal)
-        self.keys = keys
-
-    def check_xsrf_cookie(self) -> None:
-        return None
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        """One line, with the Docker client's `details` too, so `docker login` prints the reason."""
-        exc = kwargs.get("exc_info", (None, None, None))[1]
-        message = " ".join(str(exc.message if isinstance(exc, ApiError) else self._reason).split())
-        if status_code == 401:
-            self.set_header("WWW-Authenticate", f'Basic realm="{SERVICE}"')
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"error": message, "details": message}) + "\n")
-
-    def get(self) -> None:
-        service = self.get_query_argument("service", None)
-        if service != SERVICE:
-            raise ApiError(400, f"service {str(service)[:80]!r} is not this portal's registry: {SERVICE!r}")
-        try:
-            scopes = parse_scopes(self.get_query_arguments("scope"))
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
-        credentials = basic_credentials(self.request.headers.get("Authorization"))
-        owner = sign_in(self.portal, self.request.remote_ip or "?", credentials[1] if credentials else None,
-                        "this needs HTTP Basic: `docker login REGISTRY -u TEAM` with the team's portal token "
-                        "as the password")
-        if credentials is not None and credentials[0] != owner:
-            raise ApiError(401, f"user name {credentials[0][:80]!r} is not the token's: log in with your team id "
-                                f"(the organizer: {ORGANIZER!r})")
-        self.json(issue(self.keys.get(), owner, scopes))
-
-
-class _Keys:
-    """The signing key, loaded (or made) on first use and kept."""
-
-    def __init__(self, state: Path) -> None:
-        self.state = state
-        self._lock = threading.Lock()
-        self._key: SigningKey | None = None
-
-    def get(self) -> SigningKey:
-        with self._lock:
-            if self._key is None:
-                try:
-                    self._key = signing_key(self.state)
-                except HarnessError as exc:
-                    raise ApiError(503, str(exc)) from None
-            return self._key
-
-
-def routes(portal: Portal) -> list[Any]:
-    """The registry's token endpoint, for `make_app`."""
-    return [(REALM_PATH, RegistryTokenHandler, {"portal": portal, "keys": _Keys(portal.campaign.state)})]

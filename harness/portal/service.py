@@ -14,7 +14,7 @@ import tornado.ioloop
 
 from harness.config import load_config
 from harness.errors import HarnessError
-from harness.portal import admin_pages, notify, organizer, pages, registry
+from harness.portal import admin_pages, notify, organizer, pages, registry_endpoint
 from harness.portal.app import Portal, cookie_secret, make_app
 from harness.portal.intake import Campaign
 from harness.portal.phases import PortalSettings, load_portal_settings
@@ -50,7 +50,8 @@ def build(config: Path, teams: Path, state: Path, workers: int, db: str | None =
         (state / sub).mkdir(exist_ok=True)
     audit_limit_changes(store, settings)
     campaign = Campaign(store, state, task, settings, baseline_teams)
-    queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers)
+    queue = Queue(store, state, task.path, per_team=settings.runs_per_team, workers=workers,
+                  registry=settings.registry)
     portal = Portal(campaign, queue, hosts=site_host_paths(state, task, []))
     queue.after_batch = lambda dataset: organizer.refresh_public_board(portal, dataset)
     return portal
@@ -83,7 +84,7 @@ def serve(config: Path, teams: Path, state: Path, listen: str, workers: int, pro
     notifier = notify.attach(portal, teams)  # None without portal.notify: nothing is mailed
     app = make_app(portal, cookie_secret(state),
                    [*organizer.routes(portal), *pages.routes(portal), *admin_pages.routes(portal),
-                    *registry.routes(portal), *notify.routes(portal, notifier)])
+                    *registry_endpoint.routes(portal), *notify.routes(portal, notifier)])
 
     async def main() -> None:
         try:

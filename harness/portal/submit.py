@@ -1,6 +1,7 @@
 """`harness submit`, the team's side: check the folder here, pack it, upload it (resumable: an interrupted upload
 continues where it stopped when the command runs again), say what it counts against, and with `--wait` follow it
-to its scores."""
+to its scores. A folder handing in an image (image.tar, or a tag on the local engine) to a portal with a registry
+has the image pushed there first and names it by digest (harness.portal.push)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import requests
 
 from harness.cache import cache_dir
 from harness.errors import HarnessError
-from harness.images.checks import check_submission
+from harness.portal.push import check_here, local_image, push_image
 from harness.portal.upload_client import UploadProgress, pack_folder, upload
 
 TOKEN_VARIABLE = "HARNESS_PORTAL_TOKEN"
@@ -70,23 +71,25 @@ def _line(answer: requests.Response) -> str:
 
 
 def submit(folder: Path, portal: str, token: str, wait: bool, out: Callable[[str], None] = print,
-           poll_s: float = 2.0) -> int:
-    """Check, upload and (with `wait`) follow one submission; the exit code (0: every dataset scored)."""
-    report = check_submission(folder, None, use_docker=False)
-    if not report.ok:
-        for finding in report.errors:
-            out(f"harness submit: {finding.message}")
-        raise HarnessError(f"{folder}: fix the problems above first (`harness check {folder}`)")
+           poll_s: float = 2.0, push_only: bool = False) -> int:
+    """Check, upload and (with `wait`) follow one submission; the exit code (0: every dataset scored). A folder
+    whose `build.image` is an image.tar or a local image's tag has its image pushed to the portal's registry
+    first and is uploaded naming it by digest (`harness.portal.push`); `push_only` stops after the push."""
     client = PortalClient(portal, token)
-    me = client.get("me")
-    phase = me.get("phase")
-    if phase is None:
-        raise HarnessError(f"{portal}: no phase is open now")
-    full = [f"{name} {c['used']} of {c['limit']}" for name, c in me["counters"].items()
-            if c["limit"] is not None and c["used"] >= c["limit"]]
-    if full:
-        raise HarnessError(f"phase {phase['name']}: limit reached: {full[0]}")
+    local = local_image(folder)
+    if local is None and push_only:
+        raise HarnessError(f"{folder}: --push-only: submission.yaml's build.image names no local image (an "
+                           f"image.tar in the folder, or a tag on this engine)")
     with tempfile.TemporaryDirectory(prefix="harness-submit-") as tmp:
+        if local is not None:
+            me = _open_phase(client)
+            staged = push_image(folder, local, client, me, Path(tmp), out, push_only)
+            if staged is None:
+                return 0
+            folder = staged
+        check_here(folder, out)
+        if local is None:
+            _open_phase(client)
         archive = pack_folder(folder, Path(tmp) / "submission.tar.gz")
         url = _upload(client, archive)
     upload_id = url.rstrip("/").rsplit("/", 1)[-1]
@@ -98,6 +101,19 @@ def submit(folder: Path, portal: str, token: str, wait: bool, out: Callable[[str
     if not wait:
         return 0
     return follow(client, sub["id"], out, poll_s)
+
+
+def _open_phase(client: PortalClient) -> dict[str, Any]:
+    """`GET /me` when a phase is open and none of the team's limits is reached; else a HarnessError."""
+    me = client.get("me")
+    phase = me.get("phase")
+    if phase is None:
+        raise HarnessError(f"{client.base}: no phase is open now")
+    full = [f"{name} {c['used']} of {c['limit']}" for name, c in me["counters"].items()
+            if c["limit"] is not None and c["used"] >= c["limit"]]
+    if full:
+        raise HarnessError(f"phase {phase['name']}: limit reached: {full[0]}")
+    return dict(me)
 
 
 def _counter(name: str, c: dict[str, Any]) -> str:
