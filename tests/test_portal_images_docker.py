@@ -89,6 +89,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     (root / "big" / "Dockerfile").write_text(f"FROM {image}\nUSER root\nRUN head -c 120000000 /dev/zero > /ballast\n"
                                              "USER participant\n", encoding="utf-8")
     _build(root / "big", big)
+    ids = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", image, big], check=True,
+                         capture_output=True, text=True, timeout=60).stdout.split()
     cap_gb = round((size + 60_000_000) / 1e9, 3)
 
     campaign = make_campaign(root / "campaign")
@@ -110,8 +112,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         if registry is not None:
             registry.stop()
         (made.portal if made is not None else portal).stop()  # the one started last
-        remove_images(address)
-        subprocess.run(["docker", "rmi", "-f", big, image], capture_output=True, timeout=120)
+        remove_images(address)  # (by id: an image the evaluation pulled has a digest and no tag)
+        subprocess.run(["docker", "rmi", "-f", *reversed(ids)], capture_output=True, timeout=120)  # big first
 
 
 def _said(proc: subprocess.CompletedProcess[str]) -> str:
