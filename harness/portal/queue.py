@@ -9,15 +9,16 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from harness import layout
 from harness.errors import HarnessError
@@ -44,7 +45,6 @@ class Batch:
     process: subprocess.Popen[str] | None = None
     cancelled: set[str] = field(default_factory=set)
     stderr: list[str] = field(default_factory=list)  # its last lines on standard error (no progress lines)
-    stdout: list[str] = field(default_factory=list)
 
 
 class Queue:
@@ -147,22 +147,19 @@ class Queue:
             pulls = None
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **({PULL_CONFIG_VARIABLE: str(pulls)} if pulls else {})}
         try:
-            with self._lock:
-                batch.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            log_path = self.evaluation_log()  # a file, not a pipe: a pipe would break with a killed portal, and
+            with log_path.open("w", encoding="utf-8") as log, self._lock:  # the evaluation's teardown with it
+                batch.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True,
                                                  stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, env=env)
                 self._batch = batch
-            assert batch.process.stdout is not None and batch.process.stderr is not None
-            output = threading.Thread(target=_collect, args=(batch.process.stdout, batch.stdout), daemon=True)
-            output.start()
             ended = threading.Event()
             counting = threading.Thread(target=self._count, args=(batch, ended), daemon=True)
             counting.start()
-            self._follow(batch, batch.process.stderr)
+            self._follow(batch, _tail(log_path, batch.process))
             code = batch.process.wait()
         finally:
             remove_pull_config(pulls)
         ended.set()
-        output.join(timeout=30)
         counting.join(timeout=30)
         with self._lock:
             self._batch = None
@@ -173,15 +170,21 @@ class Queue:
             except Exception as exc:  # a board that cannot be rendered stops no evaluation: say so
                 print(f"harness portal: after {batch.dataset}: {exc}", file=sys.stderr, flush=True)
 
+    def evaluation_log(self) -> Path:
+        """A new file for one evaluation's output (its progress lines and its last words), kept in STATE/logs/."""
+        folder = self.state / "logs"
+        folder.mkdir(exist_ok=True)
+        return folder / f"evaluate-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}.log"
+
     def store_folder(self, submission: str) -> Path:
         sub = self.store.submission(submission)
         assert sub is not None
         return Path(sub.folder)
 
-    def _follow(self, batch: Batch, stderr: IO[str]) -> None:
-        """Move each job along as the evaluation's progress lines say ("ID DATASET STATE [DONE/TOTAL] TIME", on
-        standard error); the other lines are kept (the last one is the reason when the evaluation fails)."""
-        for line in stderr:
+    def _follow(self, batch: Batch, lines: Iterable[str]) -> None:
+        """Move each job along as the evaluation's progress lines say ("ID DATASET STATE [DONE/TOTAL] TIME"); the
+        other lines are kept (the last one is the reason when the evaluation fails)."""
+        for line in lines:
             parts = line.split()
             if len(parts) < 3 or parts[0] not in batch.jobs:
                 batch.stderr.append(line)
@@ -249,10 +252,21 @@ def _lines(path: Path) -> int:
         return 0
 
 
-def _collect(stream: IO[str], into: list[str]) -> None:
-    for line in stream:
-        into.append(line)
-        del into[:-50]
+def _tail(path: Path, process: subprocess.Popen[str], every_s: float = 0.1) -> Iterator[str]:
+    """The lines of `path` as `process` writes them, until it has ended and all of them are read."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        pending = ""
+        while True:
+            pending += f.readline()
+            if pending.endswith("\n"):
+                yield pending
+                pending = ""
+            elif process.poll() is not None:
+                rest = pending + f.read()  # what it wrote between the last read and its end
+                yield from (line + "\n" for line in rest.splitlines())
+                return
+            else:
+                time.sleep(every_s)
 
 
 def _die_with_parent() -> None:
