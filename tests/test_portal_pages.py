@@ -335,3 +335,14 @@ def test_the_team_page_plots_the_teams_own_results_only(tmp_path: Path) -> None:
     svg = page[page.index("<svg"):page.rindex("</svg>")]
     assert "plotted-alpha" in svg and "plotted-beta" not in svg and "<a " not in svg
     assert "svg .tick" in page  # the leaderboard's plot styles come along
+
+
+def test_revoking_a_token_ends_the_sessions_signed_in_with_it(portal) -> None:
+    campaign, server = portal
+    session, _, _ = _sign_in(server.url, campaign.token("organizers"))
+    assert session.get(f"{server.url}/team", allow_redirects=False, timeout=60).status_code == 200
+    revoked = subprocess.run(harness("portal", "token", "organizers", "--revoke", "--state", str(campaign.state)),
+                             capture_output=True, text=True, timeout=120)
+    assert revoked.returncode == 0, revoked.stderr
+    after = session.get(f"{server.url}/team", allow_redirects=False, timeout=60)
+    assert after.status_code == 303 and after.headers["Location"] == "/"  # signed out with its token

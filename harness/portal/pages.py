@@ -25,6 +25,7 @@ from harness.portal.app import COOKIE, ApiError, Portal, cancel, describe, owned
 from harness.portal.counters import counters, utc_now
 from harness.portal.plots import ResultsForPlots, plot_style, team_plots
 from harness.portal.teams import ORGANIZER
+from harness.portal.tokens import token_hash
 from leaderboard.hostpaths import HostPaths, site_host_paths
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -94,8 +95,9 @@ class Page(tornado.web.RequestHandler):
                                                    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
     def get_current_user(self) -> str | None:
+        """The owner of the session's token, while that token is valid (revoking or rotating it ends the session)."""
         value = self.get_signed_cookie(COOKIE, max_age_days=SESSION_DAYS)
-        return value.decode("utf-8") if value else None
+        return self.portal.store.check_token_hash(value.decode("utf-8")).owner if value else None
 
     @property
     def owner(self) -> str:
@@ -155,7 +157,8 @@ class SignIn(Page):
         except ApiError as exc:
             self.page("signin.html", exc.status_code, error=exc.message, notice=None)
             return
-        self.set_signed_cookie(COOKIE, owner, expires_days=SESSION_DAYS, httponly=True, secure=True,
+        assert token is not None and owner  # sign_in refused anything else
+        self.set_signed_cookie(COOKIE, token_hash(token), expires_days=SESSION_DAYS, httponly=True, secure=True,
                                samesite="Lax")
         self.redirect("/team", status=303)
 

@@ -308,9 +308,14 @@ class Store:
 
     def check_token(self, token: str) -> TokenCheck:
         """Who `token` belongs to, or why not."""
+        return self.check_token_hash(token_hash(token))
+
+    def check_token_hash(self, digest: str) -> TokenCheck:
+        """Who the token of SHA-256 `digest` belongs to, or why not (a page's session holds the digest, so a token
+        revoked or expired ends its sessions too)."""
         with self._lock:
             row = self._db.execute("SELECT owner, expires_at, revoked_at FROM tokens WHERE hash = ?",
-                                   (token_hash(token),)).fetchone()
+                                   (digest,)).fetchone()
         if row is None:
             return TokenCheck(None, "unknown")
         owner, expires_at, revoked_at = row
